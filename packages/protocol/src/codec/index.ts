@@ -1,0 +1,69 @@
+import { classifyMessage, toWireObject } from '../envelope.ts';
+import type { RpcMessage } from '../schemas/envelope.ts';
+import { decodeJson, encodeJson, encodeJsonText } from './json.ts';
+import { type DecodeLimits, resolveLimits } from './limits.ts';
+import { decodeMsgpack, encodeMsgpack } from './msgpack.ts';
+
+export type CodecName = 'json' | 'msgpack';
+
+/** Turns messages into frames and back. Both codecs produce the same in-memory values. */
+export interface Codec {
+  readonly name: CodecName;
+  /** `true` when frames travel as WebSocket binary frames. */
+  readonly binary: boolean;
+  /** Encodes one message (bytes as `Uint8Array`). */
+  encode(message: RpcMessage): Uint8Array;
+  /** Encodes one message as text (json codec only; msgpack throws). */
+  encodeText(message: RpcMessage): string;
+  /** Decodes and classifies one frame; throws FrameDecodeError (-32600) on anything malformed. */
+  decode(frame: Uint8Array | string): RpcMessage;
+  /** Decodes to a plain value without classifying it (for raw tooling and tests). */
+  decodeValue(frame: Uint8Array | string): unknown;
+}
+
+/** Creates the JSON codec: UTF-8 JSON text, bytes as padded base64 (the original's dialect). */
+export function createJsonCodec(limits?: Partial<DecodeLimits>): Codec {
+  const resolved = resolveLimits(limits);
+  return {
+    name: 'json',
+    binary: false,
+    encode: (message) => encodeJson(toWireObject(message)),
+    encodeText: (message) => encodeJsonText(toWireObject(message)),
+    decode: (frame) => classifyMessage(decodeJson(frame, resolved)),
+    decodeValue: (frame) => decodeJson(frame, resolved),
+  };
+}
+
+/** Creates the msgpack codec: one message per binary frame, bytes as msgpack `bin`. */
+export function createMsgpackCodec(limits?: Partial<DecodeLimits>): Codec {
+  const resolved = resolveLimits(limits);
+  const asBytes = (frame: Uint8Array | string): Uint8Array =>
+    typeof frame === 'string' ? new TextEncoder().encode(frame) : frame;
+  return {
+    name: 'msgpack',
+    binary: true,
+    encode: (message) => encodeMsgpack(toWireObject(message)),
+    encodeText: () => {
+      throw new TypeError('the msgpack codec has no text form');
+    },
+    decode: (frame) => classifyMessage(decodeMsgpack(asBytes(frame), resolved)),
+    decodeValue: (frame) => decodeMsgpack(asBytes(frame), resolved),
+  };
+}
+
+/**
+ * Picks the codec for an inbound WebSocket frame: text frames are JSON; binary frames are msgpack
+ * unless they start with `{` (after optional whitespace), which the original's clients send as
+ * JSON in binary frames. A msgpack message is a map (0x80-0x8f, 0xde, 0xdf), never 0x7b.
+ */
+export function sniffCodec(frame: Uint8Array | string, isBinary: boolean): CodecName {
+  if (!isBinary || typeof frame === 'string') return 'json';
+  for (let i = 0; i < frame.length; i++) {
+    const b = frame[i]!;
+    if (b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d) continue;
+    return b === 0x7b ? 'json' : 'msgpack';
+  }
+  return 'msgpack';
+}
+
+export { type DecodeLimits, DEFAULT_DECODE_LIMITS, MAX_FRAME_BYTES, MAX_NESTING_DEPTH, MAX_VALUES_PER_MESSAGE } from './limits.ts';

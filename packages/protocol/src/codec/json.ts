@@ -1,0 +1,122 @@
+import { encodeBase64 } from '../bytes.ts';
+import { FrameDecodeError } from '../errors.ts';
+import type { DecodeLimits } from './limits.ts';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * One pass over JSON text enforcing the limits JSON.parse cannot: total values, nesting depth and
+ * duplicate object keys (refused as the original does). Syntax is left to JSON.parse, which runs
+ * only after this accepts, so a hostile frame never builds a large object graph.
+ */
+function scanJson(text: string, limits: DecodeLimits): void {
+  let values = 0;
+  // One entry per open container: a Set of keys for objects, null for arrays.
+  const stack: (Set<string> | null)[] = [];
+  let expectKey = false;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      // Find the closing quote, skipping escapes.
+      let j = i + 1;
+      let escaped = false;
+      for (;;) {
+        j = text.indexOf('"', j);
+        if (j < 0) return; // unterminated: JSON.parse reports it
+        let backslashes = 0;
+        for (let k = j - 1; k > i && text.charCodeAt(k) === BACKSLASH; k--) backslashes++;
+        if (backslashes % 2 === 0) break;
+        escaped = true;
+        j++;
+      }
+      const top = stack[stack.length - 1];
+      if (expectKey && top) {
+        const raw = text.slice(i + 1, j);
+        let key = raw;
+        if (escaped || raw.includes('\\')) {
+          try {
+            key = JSON.parse(`"${raw}"`) as string;
+          } catch {
+            return; // JSON.parse reports the syntax error
+          }
+        }
+        if (top.has(key)) throw new FrameDecodeError('invalidRequest', `duplicate JSON object key \`${key}\``);
+        top.add(key);
+        expectKey = false;
+      } else {
+        if (j - i - 1 > limits.maxStringLength) {
+          throw new FrameDecodeError('invalidRequest', `JSON string longer than ${limits.maxStringLength}`);
+        }
+        values++;
+      }
+      i = j;
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      values++;
+      if (stack.length >= limits.maxDepth) {
+        throw new FrameDecodeError('invalidRequest', `JSON-RPC message exceeds the nesting limit of ${limits.maxDepth}`);
+      }
+      stack.push(c === 0x7b ? new Set() : null);
+      expectKey = c === 0x7b;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      stack.pop();
+      expectKey = false;
+    } else if (c === 0x2c /* , */) {
+      expectKey = stack[stack.length - 1] != null;
+    } else if (c === 0x3a /* : */) {
+      expectKey = false;
+    } else if ((c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x74 || c === 0x66 || c === 0x6e) {
+      // number, true, false, null: count once, skip the rest of the token
+      values++;
+      while (i + 1 < n) {
+        const d = text.charCodeAt(i + 1);
+        if (d === 0x2c || d === 0x7d || d === 0x5d || d === 0x20 || d === 0x0a || d === 0x0d || d === 0x09 || d === 0x3a) break;
+        i++;
+      }
+    }
+    if (values > limits.maxValues) {
+      throw new FrameDecodeError('invalidRequest', `JSON-RPC message exceeds the limit of ${limits.maxValues} JSON values`);
+    }
+  }
+}
+
+const textDecoder = new TextDecoder('utf-8', { fatal: true });
+const textEncoder = new TextEncoder();
+
+/** Decodes one JSON frame (text or UTF-8 bytes) into a plain value, enforcing the limits. */
+export function decodeJson(frame: string | Uint8Array, limits: DecodeLimits): unknown {
+  const size = typeof frame === 'string' ? frame.length : frame.byteLength;
+  if (size > limits.maxFrameBytes) {
+    throw new FrameDecodeError('invalidRequest', `JSON-RPC message of ${size} bytes exceeds maximum length of ${limits.maxFrameBytes} bytes`);
+  }
+  let text: string;
+  if (typeof frame === 'string') text = frame;
+  else {
+    try {
+      text = textDecoder.decode(frame);
+    } catch (cause) {
+      throw new FrameDecodeError('invalidRequest', 'JSON-RPC message is not valid UTF-8', { cause });
+    }
+  }
+  scanJson(text, limits);
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    throw new FrameDecodeError('invalidRequest', (cause as Error).message, { cause });
+  }
+}
+
+function replacer(_key: string, value: unknown): unknown {
+  return value instanceof Uint8Array ? encodeBase64(value) : value;
+}
+
+/** Encodes a wire object as JSON text; bytes become standard padded base64. */
+export function encodeJsonText(message: unknown): string {
+  return JSON.stringify(message, replacer);
+}
+
+/** Encodes a wire object as UTF-8 JSON bytes. */
+export function encodeJson(message: unknown): Uint8Array {
+  return textEncoder.encode(encodeJsonText(message));
+}

@@ -1,0 +1,97 @@
+// @execd/protocol: the wire contract shared by execd servers and clients. No Node APIs.
+
+export { decodeBase64, encodeBase64, fromUtf8, isBase64, utf8 } from './bytes.ts';
+export {
+  type Codec,
+  type CodecName,
+  createJsonCodec,
+  createMsgpackCodec,
+  DEFAULT_DECODE_LIMITS,
+  type DecodeLimits,
+  MAX_FRAME_BYTES,
+  MAX_NESTING_DEPTH,
+  MAX_VALUES_PER_MESSAGE,
+  sniffCodec,
+} from './codec/index.ts';
+export { classifyMessage, describeIssues, toWireObject } from './envelope.ts';
+export {
+  ExecError,
+  type ExecErrorCode,
+  FrameDecodeError,
+  OutputGapError,
+  RPC_ERROR_NUMBERS,
+  RpcError,
+  type RpcErrorCode,
+  TransportClosedError,
+  toExecError,
+  toWireError,
+  type WireError,
+} from './errors.ts';
+export {
+  type ClientRequestMethod,
+  decodeParams,
+  decodeResult,
+  isMethodName,
+  METHODS,
+  type MethodName,
+  type MethodTable,
+  type ParamsInputOf,
+  type ParamsOf,
+  type ResultInputOf,
+  type ResultOf,
+  type ServerNotificationMethod,
+} from './methods.ts';
+export { errorMessage, notificationMessage, requestMessage, responseMessage } from './messages.ts';
+export { Bytes, Empty, Int32, opt, PathUri, ProcessId, Seq, ShellInfo, UInt, withDefault } from './schemas/common.ts';
+export {
+  ErrorEnvelope,
+  NotificationEnvelope,
+  RequestEnvelope,
+  RequestId,
+  ResponseEnvelope,
+  type RpcMessage,
+} from './schemas/envelope.ts';
+export { EnvironmentCapabilities, EnvironmentInfo, EnvironmentStatus } from './schemas/environment.ts';
+export { InitializeParams, InitializeResponse } from './schemas/initialize.ts';
+export {
+  ManagedNetwork,
+  NetworkDecision,
+  NetworkPolicyDecisionNotification,
+  NetworkPolicyRequestParams,
+  NetworkPolicyResponse,
+  NetworkProxyLaunchConfig,
+  NetworkRequest,
+} from './schemas/network.ts';
+export {
+  ExecClosedNotification,
+  ExecEnvPolicy,
+  ExecExitedNotification,
+  ExecOutputDeltaNotification,
+  ExecParams,
+  type ExecParamsInput,
+  ExecResponse,
+  OutputStream,
+  ProcessListEntry,
+  ProcessListResponse,
+  ProcessOutputChunk,
+  ProcessSignal,
+  ReadParams,
+  ReadResponse,
+  ResizeParams,
+  ResizeResponse,
+  ShellSnapshotRequest,
+  SignalParams,
+  TerminateParams,
+  TerminateResponse,
+  WriteParams,
+  WriteResponse,
+  WriteStatus,
+} from './schemas/process.ts';
+export {
+  NetworkMode,
+  PermissionProfileName,
+  SandboxContext,
+  SandboxPreference,
+  SandboxType,
+} from './schemas/sandbox.ts';
+export { pathToFileUri, fileUriToPath } from './uri.ts';

@@ -1,0 +1,153 @@
+import * as v from 'valibot';
+import { describeIssues } from './envelope.ts';
+import { RpcError } from './errors.ts';
+import { Empty } from './schemas/common.ts';
+import { EnvironmentInfo, EnvironmentStatus } from './schemas/environment.ts';
+import { InitializeParams, InitializeResponse } from './schemas/initialize.ts';
+import {
+  NetworkPolicyDecisionNotification,
+  NetworkPolicyRequestParams,
+  NetworkPolicyResponse,
+} from './schemas/network.ts';
+import {
+  ExecClosedNotification,
+  ExecExitedNotification,
+  ExecOutputDeltaNotification,
+  ExecParams,
+  ExecResponse,
+  ProcessListResponse,
+  ReadParams,
+  ReadResponse,
+  ResizeParams,
+  ResizeResponse,
+  SignalParams,
+  TerminateParams,
+  TerminateResponse,
+  WriteParams,
+  WriteResponse,
+} from './schemas/process.ts';
+
+/** Anything is accepted and ignored (the `initialized` notification's params). */
+const Ignored = v.unknown();
+
+/**
+ * The one method table both server and client import: method -> params schema, result schema,
+ * whether it is a request or a notification, and who sends it. `lane` is the dispatch lane under
+ * `--concurrent-requests N` (spec §2.6); `extension` marks execd additions an original peer lacks.
+ */
+export const METHODS = {
+  initialize: { type: 'request', from: 'client', params: InitializeParams, result: InitializeResponse },
+  initialized: { type: 'notification', from: 'client', params: Ignored },
+  'process/start': { type: 'request', from: 'client', params: ExecParams, result: ExecResponse, family: 'exec' },
+  'process/read': { type: 'request', from: 'client', params: ReadParams, result: ReadResponse, family: 'exec' },
+  'process/write': { type: 'request', from: 'client', params: WriteParams, result: WriteResponse, family: 'exec' },
+  'process/signal': {
+    type: 'request',
+    from: 'client',
+    params: SignalParams,
+    result: Empty,
+    family: 'exec',
+    lane: 'control',
+  },
+  'process/terminate': {
+    type: 'request',
+    from: 'client',
+    params: TerminateParams,
+    result: TerminateResponse,
+    family: 'exec',
+    lane: 'control',
+  },
+  'process/resize': {
+    type: 'request',
+    from: 'client',
+    params: ResizeParams,
+    result: ResizeResponse,
+    family: 'exec',
+    lane: 'control',
+    extension: true,
+  },
+  'process/list': {
+    type: 'request',
+    from: 'client',
+    params: Empty,
+    result: ProcessListResponse,
+    family: 'exec',
+    lane: 'control',
+    extension: true,
+  },
+  'environment/info': {
+    type: 'request',
+    from: 'client',
+    params: Empty,
+    result: EnvironmentInfo,
+    family: 'environment info',
+    lane: 'control',
+  },
+  'environment/status': {
+    type: 'request',
+    from: 'client',
+    params: Empty,
+    result: EnvironmentStatus,
+    family: 'environment status',
+    lane: 'control',
+  },
+  'process/output': { type: 'notification', from: 'server', params: ExecOutputDeltaNotification },
+  'process/exited': { type: 'notification', from: 'server', params: ExecExitedNotification },
+  'process/closed': { type: 'notification', from: 'server', params: ExecClosedNotification },
+  'network/policyRequest': {
+    type: 'request',
+    from: 'server',
+    params: NetworkPolicyRequestParams,
+    result: NetworkPolicyResponse,
+  },
+  'network/policyDecision': { type: 'notification', from: 'server', params: NetworkPolicyDecisionNotification },
+} as const;
+
+export type MethodTable = typeof METHODS;
+export type MethodName = keyof MethodTable;
+/** Requests a client sends to a server. */
+export type ClientRequestMethod = {
+  [M in MethodName]: MethodTable[M] extends { type: 'request'; from: 'client' } ? M : never;
+}[MethodName];
+/** Notifications a server sends to a client. */
+export type ServerNotificationMethod = {
+  [M in MethodName]: MethodTable[M] extends { type: 'notification'; from: 'server' } ? M : never;
+}[MethodName];
+export type ParamsOf<M extends MethodName> = v.InferOutput<MethodTable[M]['params']>;
+/** What a caller passes (before defaults and transforms). */
+export type ParamsInputOf<M extends MethodName> = v.InferInput<MethodTable[M]['params']>;
+export type ResultOf<M extends MethodName> = MethodTable[M] extends { result: infer R extends v.GenericSchema }
+  ? v.InferOutput<R>
+  : never;
+export type ResultInputOf<M extends MethodName> = MethodTable[M] extends { result: infer R extends v.GenericSchema }
+  ? v.InferInput<R>
+  : never;
+
+/** True when `name` is a method of the table. */
+export function isMethodName(name: string): name is MethodName {
+  return Object.hasOwn(METHODS, name);
+}
+
+/**
+ * Validates inbound params once, at the transport boundary. Missing params read as `null`;
+ * failures are -32602 with a message naming the method and the field.
+ */
+export function decodeParams<M extends MethodName>(method: M, raw: unknown): ParamsOf<M> {
+  const schema = METHODS[method].params as v.GenericSchema;
+  const parsed = v.safeParse(schema, raw === undefined ? null : raw);
+  if (!parsed.success) {
+    throw new RpcError('invalidParams', `invalid params for ${method}: ${describeIssues(parsed.issues)}`);
+  }
+  return parsed.output as ParamsOf<M>;
+}
+
+/** Validates a received result (client side). Failures are protocol errors (-32603). */
+export function decodeResult<M extends MethodName>(method: M, raw: unknown): ResultOf<M> {
+  const entry = METHODS[method] as { result?: v.GenericSchema };
+  if (!entry.result) throw new RpcError('internal', `${method} has no result`);
+  const parsed = v.safeParse(entry.result, raw);
+  if (!parsed.success) {
+    throw new RpcError('internal', `invalid result for ${method}: ${describeIssues(parsed.issues)}`);
+  }
+  return parsed.output as ResultOf<M>;
+}

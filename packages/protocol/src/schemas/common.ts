@@ -1,0 +1,75 @@
+import * as v from 'valibot';
+import { decodeBase64, isBase64 } from '../bytes.ts';
+
+/**
+ * An optional field: absent and `null` are both accepted (as the original's serde `Option`),
+ * and both read as `undefined` in memory.
+ */
+export function opt<const TSchema extends v.GenericSchema>(schema: TSchema) {
+  return v.pipe(
+    v.nullish(schema),
+    v.transform((value) => (value === null ? undefined : value) as v.InferOutput<TSchema> | undefined),
+  );
+}
+
+/** An optional field with a default used when it is absent or `null`. */
+export function withDefault<const TSchema extends v.GenericSchema>(
+  schema: TSchema,
+  fallback: v.InferOutput<TSchema>,
+) {
+  return v.pipe(
+    v.nullish(schema),
+    v.transform((value) => (value ?? fallback) as v.InferOutput<TSchema>),
+  );
+}
+
+/**
+ * Raw bytes. In memory always a `Uint8Array`; on the msgpack codec a `bin`; on the JSON codec a
+ * standard padded base64 string (decoded here, so both codecs produce the same value).
+ */
+export const Bytes = v.union(
+  [
+    v.instance(Uint8Array),
+    v.pipe(
+      v.string(),
+      v.check(isBase64, 'expected standard padded base64'),
+      v.transform((text) => decodeBase64(text)),
+    ),
+  ],
+  'expected bytes (msgpack bin or base64 string)',
+);
+
+/** Unsigned integer that fits a JS number exactly (the original's u64/usize). */
+export const UInt = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
+
+/** Signed 32-bit integer (the original's i32 exit codes). */
+export const Int32 = v.pipe(v.number(), v.integer(), v.minValue(-2147483648), v.maxValue(2147483647));
+
+/**
+ * Caller-chosen handle for a managed process, unique within a session. Not an OS pid.
+ * The original accepts any string, so this does too (length is bounded by the frame limit).
+ */
+export const ProcessId = v.string();
+export type ProcessId = v.InferOutput<typeof ProcessId>;
+
+/** Per-process event counter shared by output, exit and close events; the first event is 1. */
+export const Seq = v.pipe(v.number(), v.safeInteger(), v.minValue(1));
+
+/** An absolute `file://` URI naming a path on the executor's host (native paths are rejected). */
+export const PathUri = v.string();
+export type PathUri = v.InferOutput<typeof PathUri>;
+
+/** A shell as reported by an environment or requested for a snapshot. */
+export const ShellInfo = v.object({
+  /** `bash`, `zsh`, `sh`, `powershell` or `cmd`. */
+  name: v.string(),
+  /** Absolute path of the shell binary on the executor. */
+  path: v.string(),
+});
+export type ShellInfo = v.InferOutput<typeof ShellInfo>;
+
+/** Empty params/result (`{}`, `null` or absent all accepted). */
+export const Empty = v.pipe(
+  v.nullish(v.object({})),
+  v.transform(() => ({}) as Record<string, never>),
+);

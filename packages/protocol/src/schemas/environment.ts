@@ -1,0 +1,40 @@
+import * as v from 'valibot';
+import { opt, PathUri, ShellInfo } from './common.ts';
+
+/** What an environment can do beyond the basic process surface. Unknown flags are ignored. */
+export const EnvironmentCapabilities = v.object({
+  networkProxyLaunch: v.optional(v.boolean(), false),
+  capabilityDiscoverySandbox: v.optional(v.boolean(), false),
+  environmentConfigRead: v.optional(v.boolean(), false),
+  httpHeaderEnvVars: v.optional(v.boolean(), false),
+  sandboxedFileStreaming: v.optional(v.boolean(), false),
+  shellSnapshotV2: v.optional(v.boolean(), false),
+  /** execd addition: the server implements `process/resize`. */
+  processResize: v.optional(v.boolean()),
+  /** execd addition: the server implements `process/list`. */
+  processList: v.optional(v.boolean()),
+  /** execd addition: `ReadResponse.firstRetainedSeq` is reported. */
+  retentionGapReporting: v.optional(v.boolean()),
+});
+export type EnvironmentCapabilities = v.InferOutput<typeof EnvironmentCapabilities>;
+
+/** `environment/info` result. */
+export const EnvironmentInfo = v.object({
+  /** The executor's default shell. */
+  shell: ShellInfo,
+  /** The executor's working directory, as a `file://` URI. */
+  cwd: opt(PathUri),
+  /** Temporary directories (from `TMPDIR`) as `file://` URIs. */
+  temporaryDirectories: opt(v.array(PathUri)),
+  /** The first temporary directory. */
+  tempDir: opt(PathUri),
+  capabilities: v.optional(EnvironmentCapabilities, {}),
+});
+export type EnvironmentInfo = v.InferOutput<typeof EnvironmentInfo>;
+
+/** `environment/status` result. */
+export const EnvironmentStatus = v.object({
+  /** Always `ready` from a live server. */
+  status: v.string(),
+});
+export type EnvironmentStatus = v.InferOutput<typeof EnvironmentStatus>;

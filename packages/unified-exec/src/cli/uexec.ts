@@ -1,0 +1,3 @@
+#!/usr/bin/env node
+process.stderr.write('not yet\n');
+process.exit(1);
