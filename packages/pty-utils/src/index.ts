@@ -1,1 +1,10 @@
-export {};
+export type {
+  ExitStatus,
+  OutputChunk,
+  OutputStreamName,
+  PipeSpawnOptions,
+  PtySpawnOptions,
+  SpawnedProcess,
+  SpawnOptions,
+  TerminateOptions,
+} from './types.ts';

@@ -1,0 +1,83 @@
+/** Label of an output chunk: `pty` for PTY children (one merged stream), else `stdout`/`stderr`. */
+export type OutputStreamName = 'stdout' | 'stderr' | 'pty';
+
+/** One read from a child's output stream (at most 8 KiB for pipes). */
+export interface OutputChunk {
+  readonly stream: OutputStreamName;
+  readonly bytes: Uint8Array;
+}
+
+/** How a child ended. `exitCode`: the code for a normal exit, 128+N when killed by signal N, -1 unknown. */
+export interface ExitStatus {
+  readonly exitCode: number;
+  /** The signal name when killed by a signal (e.g. `SIGKILL`), else null. */
+  readonly signal: NodeJS.Signals | null;
+}
+
+/** Options shared by `spawnPty` and `spawnPipe`. */
+export interface SpawnOptions {
+  /** Program and arguments; `argv[0]` is resolved against `env.PATH` when it has no slash. */
+  readonly argv: readonly string[];
+  /** Absolute working directory; a missing one is a `spawnFailed` ExecError naming it. */
+  readonly cwd: string;
+  /** The child's entire environment (not merged with the parent's). */
+  readonly env: Readonly<Record<string, string>>;
+  /** What the child sees as `argv[0]` (default: `argv[0]`). */
+  readonly arg0?: string | undefined;
+  /** After the child exits, wait at most this long for its output streams to end (default 2000 ms). */
+  readonly drainTimeoutMs?: number | undefined;
+}
+
+/** Options for `spawnPty`. */
+export interface PtySpawnOptions extends SpawnOptions {
+  /** Terminal size; default 80x24. */
+  readonly cols?: number | undefined;
+  readonly rows?: number | undefined;
+}
+
+/** Options for `spawnPipe`. */
+export interface PipeSpawnOptions extends SpawnOptions {
+  /** `pipe`: stdin is writable; `null` (default): stdin is /dev/null. */
+  readonly stdin?: 'pipe' | 'null' | undefined;
+}
+
+/** Options for `terminate`. */
+export interface TerminateOptions {
+  /** Time between the polite signal (SIGHUP for a PTY, SIGTERM for pipes) and SIGKILL to the group. 0 = SIGKILL at once. */
+  readonly graceMs?: number | undefined;
+}
+
+/**
+ * A running child in its own session and process group, spawned in a PTY or on pipes.
+ * Every method is safe to call after exit; `close()` is idempotent and reaps the whole group.
+ */
+export interface SpawnedProcess extends AsyncDisposable {
+  /** OS pid of the child; also its process-group id. */
+  readonly pid: number;
+  /** True for PTY children. */
+  readonly tty: boolean;
+  /**
+   * Output in arrival order across streams. Single consumer: a second call throws. Chunks are
+   * buffered until read; above a high-water mark the child's output is paused (backpressure).
+   * Ends once every stream has ended (after exit, or at the drain cap).
+   */
+  output(): AsyncIterable<OutputChunk>;
+  /** Writes to stdin (the PTY master for PTYs). Rejects with `stdinClosed` when stdin is closed. */
+  write(bytes: Uint8Array | string): Promise<void>;
+  /** Closes stdin (pipes: EOF; PTY: no-op, send ^D instead). Idempotent. */
+  closeStdin(): void;
+  /** Resizes the terminal; no-op for pipes and after exit. */
+  resize(cols: number, rows: number): void;
+  /** SIGINT to the process group. */
+  interrupt(): void;
+  /** Sends a signal to the whole process group (default SIGKILL). No-op after the group is gone. */
+  kill(killSignal?: NodeJS.Signals): void;
+  /** Polite signal, then SIGKILL to the group after `graceMs`; resolves with the exit status once the child is reaped. */
+  terminate(options?: TerminateOptions): Promise<ExitStatus>;
+  /** Resolves when the child has exited (output may still be draining). Never rejects. */
+  readonly exited: Promise<ExitStatus>;
+  /** Resolves when the child has exited AND every output stream has ended or hit the drain cap. */
+  readonly closed: Promise<ExitStatus>;
+  /** Kills the group if still running, waits for `closed`, releases every handle. Idempotent. */
+  close(): Promise<void>;
+}
