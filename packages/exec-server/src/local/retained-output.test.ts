@@ -1,0 +1,89 @@
+import { describe, expect, test } from 'vitest';
+import { EventLog } from './event-log.ts';
+import { RetainedOutput } from './retained-output.ts';
+import { WriteIdSet } from './write-ids.ts';
+
+const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
+
+describe('RetainedOutput', () => {
+  test('evicts the oldest chunk beyond the chunk limit and reports the gap', () => {
+    const output = new RetainedOutput({ maxBytes: 1024 * 1024, maxChunks: 3 });
+    for (let seq = 1; seq <= 4; seq++) output.push(seq, 'stdout', bytes('x'));
+    expect(output.count).toBe(3);
+    expect(output.firstSeq).toBe(2);
+    expect(output.lastEvictedSeq).toBe(1);
+    const page = output.page(0, Number.POSITIVE_INFINITY);
+    expect(page.chunks.map((c) => c.seq)).toEqual([2, 3, 4]);
+    expect(page.firstRetainedSeq).toBe(2);
+    expect(output.page(1, Number.POSITIVE_INFINITY).firstRetainedSeq).toBeUndefined();
+  });
+
+  test('evicts by bytes but always keeps the newest chunk', () => {
+    const output = new RetainedOutput({ maxBytes: 4, maxChunks: 100 });
+    output.push(1, 'stdout', bytes('abc'));
+    output.push(2, 'stderr', bytes('de'));
+    expect(output.after(0).map((c) => c.seq)).toEqual([2]);
+    output.push(3, 'stdout', bytes('0123456789'));
+    expect(output.after(0).map((c) => c.seq)).toEqual([3]);
+    expect(output.bytes).toBe(10);
+  });
+
+  test('pages by maxBytes: the first chunk always, stop before overflow, stop at the budget', () => {
+    const output = new RetainedOutput({ maxBytes: 1024, maxChunks: 100 });
+    output.push(1, 'stdout', bytes('aaaa'));
+    output.push(2, 'stdout', bytes('bb'));
+    output.push(4, 'stderr', bytes('cc'));
+    output.push(5, 'stdout', bytes('d'));
+    expect(output.page(0, 1).chunks.map((c) => c.seq)).toEqual([1]);
+    expect(output.page(0, 6).chunks.map((c) => c.seq)).toEqual([1, 2]);
+    expect(output.page(0, 7).chunks.map((c) => c.seq)).toEqual([1, 2]);
+    expect(output.page(1, 5).chunks.map((c) => c.seq)).toEqual([2, 4, 5]);
+    expect(output.page(2, 100).chunks.map((c) => c.seq)).toEqual([4, 5]);
+    expect(output.page(3, 100).chunks.map((c) => c.seq)).toEqual([4, 5]);
+    expect(output.page(5, 100).chunks).toEqual([]);
+  });
+
+  test('stays correct across many evictions (internal compaction)', () => {
+    const output = new RetainedOutput({ maxBytes: 1024 * 1024, maxChunks: 10 });
+    for (let seq = 1; seq <= 5000; seq++) output.push(seq, 'stdout', bytes('y'));
+    expect(output.after(0).map((c) => c.seq)).toEqual([4991, 4992, 4993, 4994, 4995, 4996, 4997, 4998, 4999, 5000]);
+    expect(output.after(4995).map((c) => c.seq)).toEqual([4996, 4997, 4998, 4999, 5000]);
+  });
+});
+
+describe('EventLog', () => {
+  test('event_history_replay_is_bounded_by_retained_bytes: a byte cap evicts the output', () => {
+    const log = new EventLog({ maxEvents: 256, maxBytes: 3 });
+    log.append({ type: 'output', seq: 1, stream: 'stdout', chunk: bytes('hello') });
+    log.append({ type: 'exited', seq: 2, exitCode: 0 });
+    log.append({ type: 'closed', seq: 3 });
+    expect(log.after(0)).toEqual([
+      { type: 'exited', seq: 2, exitCode: 0 },
+      { type: 'closed', seq: 3 },
+    ]);
+    expect(log.hasGapAfter(0)).toBe(true);
+    expect(log.hasGapAfter(1)).toBe(false);
+  });
+
+  test('is bounded by event count', () => {
+    const log = new EventLog({ maxEvents: 2, maxBytes: 1024 });
+    for (let seq = 1; seq <= 600; seq++) log.append({ type: 'output', seq, stream: 'pty', chunk: bytes('z') });
+    expect(log.after(0).map((e) => e.seq)).toEqual([599, 600]);
+    expect(log.firstSeq).toBe(599);
+    expect(log.lastSeq).toBe(600);
+  });
+});
+
+describe('WriteIdSet', () => {
+  test('forgets the oldest id beyond capacity', () => {
+    const ids = new WriteIdSet(2);
+    ids.add('a');
+    ids.add('b');
+    ids.add('a');
+    ids.add('c');
+    expect(ids.has('a')).toBe(false);
+    expect(ids.has('b')).toBe(true);
+    expect(ids.has('c')).toBe(true);
+    expect(ids.size).toBe(2);
+  });
+});
