@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { FrameDecodeError } from './errors.ts';
+import { describeIssues } from './issues.ts';
 import {
   ErrorEnvelope,
   NotificationEnvelope,
@@ -8,28 +9,21 @@ import {
   type RpcMessage,
 } from './schemas/envelope.ts';
 
-function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string {
-  return issues
-    .map((issue) => {
-      const path = issue.path?.map((p) => String(p.key)).join('.');
-      return path ? `${path}: ${issue.message}` : issue.message;
-    })
-    .join('; ');
-}
-
 /**
- * Classifies a decoded value as the original does: has `method` -> request if it also has `id`,
- * else notification; else has `result` -> response; else error. Throws FrameDecodeError (-32600).
+ * Classifies a decoded value as the original does: has `method` -> request if it also has an `id`
+ * key (so `"id": null` is refused, as the original does), else notification; else has `result`
+ * -> response; else error. A `jsonrpc` member is ignored. Throws FrameDecodeError (-32600).
  */
 export function classifyMessage(raw: unknown): RpcMessage {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || raw instanceof Uint8Array) {
-    throw new FrameDecodeError('invalidRequest', 'JSON-RPC message must be an object');
+    throw new FrameDecodeError('invalidRequest', 'expected a JSON-RPC object');
   }
   const record = raw as Record<string, unknown>;
-  if ('method' in record) {
-    if ('id' in record && record.id !== undefined && record.id !== null) {
+  if (Object.hasOwn(record, 'method')) {
+    if (Object.hasOwn(record, 'id')) {
       const parsed = v.safeParse(RequestEnvelope, record);
-      if (!parsed.success) throw new FrameDecodeError('invalidRequest', `invalid request: ${describeIssues(parsed.issues)}`);
+      if (!parsed.success)
+        throw new FrameDecodeError('invalidRequest', `invalid request: ${describeIssues(parsed.issues)}`);
       const { id, method, params, trace } = parsed.output;
       return trace === undefined
         ? { kind: 'request', id, method, params: params ?? null }
@@ -39,11 +33,15 @@ export function classifyMessage(raw: unknown): RpcMessage {
     if (!parsed.success) {
       throw new FrameDecodeError('invalidRequest', `invalid notification: ${describeIssues(parsed.issues)}`);
     }
-    return { kind: 'notification', method: parsed.output.method, params: parsed.output.params ?? null };
+    const { method, params, trace } = parsed.output;
+    return trace === undefined
+      ? { kind: 'notification', method, params: params ?? null }
+      : { kind: 'notification', method, params: params ?? null, trace };
   }
-  if ('result' in record) {
+  if (Object.hasOwn(record, 'result')) {
     const parsed = v.safeParse(ResponseEnvelope, record);
-    if (!parsed.success) throw new FrameDecodeError('invalidRequest', `invalid response: ${describeIssues(parsed.issues)}`);
+    if (!parsed.success)
+      throw new FrameDecodeError('invalidRequest', `invalid response: ${describeIssues(parsed.issues)}`);
     return { kind: 'response', id: parsed.output.id, result: parsed.output.result };
   }
   const parsed = v.safeParse(ErrorEnvelope, record);
@@ -61,7 +59,9 @@ export function toWireObject(message: RpcMessage): Record<string, unknown> {
         ? { id: message.id, method: message.method, params: message.params }
         : { id: message.id, method: message.method, params: message.params, trace: message.trace };
     case 'notification':
-      return { method: message.method, params: message.params };
+      return message.trace === undefined
+        ? { method: message.method, params: message.params }
+        : { method: message.method, params: message.params, trace: message.trace };
     case 'response':
       return { id: message.id, result: message.result };
     case 'error':
@@ -69,4 +69,4 @@ export function toWireObject(message: RpcMessage): Record<string, unknown> {
   }
 }
 
-export { describeIssues };
+export { describeIssues } from './issues.ts';

@@ -35,7 +35,7 @@ export class ExecError extends Error {
   }
 
   static {
-    Object.defineProperty(this.prototype, EXEC_ERROR, { value: true });
+    Object.defineProperty(ExecError.prototype, EXEC_ERROR, { value: true });
   }
 
   /** Works across package copies and realms, unlike `instanceof`. */
@@ -51,6 +51,8 @@ export interface WireError {
   data?: unknown;
 }
 
+const RPC_ERROR = Symbol.for('@execd/protocol/RpcError');
+
 const NUMBER_TO_CODE = new Map<number, RpcErrorCode>(
   Object.entries(RPC_ERROR_NUMBERS).map(([k, n]) => [n, k as RpcErrorCode]),
 );
@@ -63,10 +65,23 @@ export class RpcError extends ExecError {
   readonly rpcCode: number;
   readonly data: unknown;
 
-  constructor(code: RpcErrorCode, message: string, options?: ErrorOptions & { data?: unknown; rpcCode?: number }) {
+  constructor(
+    code: RpcErrorCode,
+    message: string,
+    options?: ErrorOptions & { data?: unknown; rpcCode?: number },
+  ) {
     super(code, message, options);
     this.rpcCode = options?.rpcCode ?? RPC_ERROR_NUMBERS[code];
     this.data = options?.data;
+  }
+
+  static {
+    Object.defineProperty(RpcError.prototype, RPC_ERROR, { value: true });
+  }
+
+  /** True for an RpcError (or subclass) from any copy of this package; false for other ExecErrors. */
+  static override is(value: unknown): value is RpcError {
+    return typeof value === 'object' && value !== null && RPC_ERROR in value;
   }
 
   /** Builds an RpcError from a received error object; unknown numbers map to `internal`. */
@@ -82,7 +97,10 @@ export class RpcError extends ExecError {
   }
 }
 
-/** A frame could not be decoded (bad bytes, limits exceeded, not a JSON-RPC message): -32600. */
+/**
+ * A frame could not be decoded (bad bytes, a limit exceeded, duplicate keys, not a JSON-RPC
+ * message). Always code `invalidRequest` (-32600) from the codecs; a server answers it with id -1.
+ */
 export class FrameDecodeError extends RpcError {
   override name = 'FrameDecodeError';
 }
@@ -102,7 +120,11 @@ export class TransportClosedError extends ExecError {
   override name = 'TransportClosedError';
   readonly closeCode: number | undefined;
   constructor(closeCode: number | undefined, message?: string, options?: ErrorOptions) {
-    super('transportClosed', message ?? `exec-server transport closed (${closeCode ?? 'no close frame'})`, options);
+    super(
+      'transportClosed',
+      message ?? `exec-server transport closed (${closeCode ?? 'no close frame'})`,
+      options,
+    );
     this.closeCode = closeCode;
   }
 }
@@ -117,9 +139,7 @@ export function toExecError(thrown: unknown): ExecError {
 /** Converts anything thrown into the wire error object a server sends back. */
 export function toWireError(thrown: unknown): WireError {
   const error = toExecError(thrown);
-  if (error instanceof RpcError || (ExecError.is(error) && 'toWire' in error)) {
-    return (error as RpcError).toWire();
-  }
+  if (RpcError.is(error)) return error.toWire();
   const rpcCode = (RPC_ERROR_NUMBERS as Record<string, number>)[error.code] ?? RPC_ERROR_NUMBERS.internal;
   return { code: rpcCode, message: error.message };
 }

@@ -27,6 +27,7 @@ export {
   toWireError,
   type WireError,
 } from './errors.ts';
+export { errorMessage, notificationMessage, requestMessage, responseMessage } from './messages.ts';
 export {
   type ClientRequestMethod,
   decodeParams,
@@ -41,8 +42,18 @@ export {
   type ResultOf,
   type ServerNotificationMethod,
 } from './methods.ts';
-export { errorMessage, notificationMessage, requestMessage, responseMessage } from './messages.ts';
-export { Bytes, Empty, Int32, opt, PathUri, ProcessId, Seq, ShellInfo, UInt, withDefault } from './schemas/common.ts';
+export {
+  Bytes,
+  Empty,
+  Int32,
+  opt,
+  PathUri,
+  ProcessId,
+  Seq,
+  ShellInfo,
+  UInt,
+  withDefault,
+} from './schemas/common.ts';
 export {
   ErrorEnvelope,
   NotificationEnvelope,
@@ -94,4 +105,4 @@ export {
   SandboxPreference,
   SandboxType,
 } from './schemas/sandbox.ts';
-export { pathToFileUri, fileUriToPath } from './uri.ts';
+export { fileUriToPath, pathToFileUri } from './uri.ts';

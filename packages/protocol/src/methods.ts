@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { describeIssues } from './envelope.ts';
 import { RpcError } from './errors.ts';
+import { describeIssues } from './issues.ts';
 import { Empty } from './schemas/common.ts';
 import { EnvironmentInfo, EnvironmentStatus } from './schemas/environment.ts';
 import { InitializeParams, InitializeResponse } from './schemas/initialize.ts';
@@ -38,9 +38,27 @@ const Ignored = v.unknown();
 export const METHODS = {
   initialize: { type: 'request', from: 'client', params: InitializeParams, result: InitializeResponse },
   initialized: { type: 'notification', from: 'client', params: Ignored },
-  'process/start': { type: 'request', from: 'client', params: ExecParams, result: ExecResponse, family: 'exec' },
-  'process/read': { type: 'request', from: 'client', params: ReadParams, result: ReadResponse, family: 'exec' },
-  'process/write': { type: 'request', from: 'client', params: WriteParams, result: WriteResponse, family: 'exec' },
+  'process/start': {
+    type: 'request',
+    from: 'client',
+    params: ExecParams,
+    result: ExecResponse,
+    family: 'exec',
+  },
+  'process/read': {
+    type: 'request',
+    from: 'client',
+    params: ReadParams,
+    result: ReadResponse,
+    family: 'exec',
+  },
+  'process/write': {
+    type: 'request',
+    from: 'client',
+    params: WriteParams,
+    result: WriteResponse,
+    family: 'exec',
+  },
   'process/signal': {
     type: 'request',
     from: 'client',
@@ -100,7 +118,11 @@ export const METHODS = {
     params: NetworkPolicyRequestParams,
     result: NetworkPolicyResponse,
   },
-  'network/policyDecision': { type: 'notification', from: 'server', params: NetworkPolicyDecisionNotification },
+  'network/policyDecision': {
+    type: 'notification',
+    from: 'server',
+    params: NetworkPolicyDecisionNotification,
+  },
 } as const;
 
 export type MethodTable = typeof METHODS;
@@ -116,10 +138,14 @@ export type ServerNotificationMethod = {
 export type ParamsOf<M extends MethodName> = v.InferOutput<MethodTable[M]['params']>;
 /** What a caller passes (before defaults and transforms). */
 export type ParamsInputOf<M extends MethodName> = v.InferInput<MethodTable[M]['params']>;
-export type ResultOf<M extends MethodName> = MethodTable[M] extends { result: infer R extends v.GenericSchema }
+export type ResultOf<M extends MethodName> = MethodTable[M] extends {
+  result: infer R extends v.GenericSchema;
+}
   ? v.InferOutput<R>
   : never;
-export type ResultInputOf<M extends MethodName> = MethodTable[M] extends { result: infer R extends v.GenericSchema }
+export type ResultInputOf<M extends MethodName> = MethodTable[M] extends {
+  result: infer R extends v.GenericSchema;
+}
   ? v.InferInput<R>
   : never;
 

@@ -5,7 +5,9 @@ export function pathToFileUri(path: string): string {
   if (!path.startsWith('/')) throw new TypeError(`path must be absolute: ${path}`);
   const encoded = path
     .split('/')
-    .map((segment) => encodeURIComponent(segment).replace(/%2B/g, '+').replace(/%40/g, '@').replace(/%3A/g, ':'))
+    .map((segment) =>
+      encodeURIComponent(segment).replace(/%2B/g, '+').replace(/%40/g, '@').replace(/%3A/g, ':'),
+    )
     .join('/');
   return `file://${encoded}`;
 }
@@ -16,14 +18,17 @@ export function pathToFileUri(path: string): string {
  */
 export function fileUriToPath(uri: string): string {
   if (!uri.startsWith('file:')) {
-    throw new TypeError(uri.startsWith('/') ? 'expected a file:// URI, got a native path' : 'expected a file:// URI');
+    throw new TypeError(
+      uri.startsWith('/') ? 'expected a file:// URI, got a native path' : 'expected a file:// URI',
+    );
   }
   let rest = uri.slice('file:'.length);
   if (rest.startsWith('//')) {
     rest = rest.slice(2);
     const slash = rest.indexOf('/');
     const host = slash < 0 ? rest : rest.slice(0, slash);
-    if (host !== '' && host.toLowerCase() !== 'localhost') throw new TypeError(`file URI names a remote host \`${host}\``);
+    if (host !== '' && host.toLowerCase() !== 'localhost')
+      throw new TypeError(`file URI names a remote host \`${host}\``);
     rest = slash < 0 ? '/' : rest.slice(slash);
   }
   if (!rest.startsWith('/')) throw new TypeError('file URI path must be absolute');

@@ -1,9 +1,11 @@
 import { classifyMessage, toWireObject } from '../envelope.ts';
+import { ExecError } from '../errors.ts';
 import type { RpcMessage } from '../schemas/envelope.ts';
 import { decodeJson, encodeJson, encodeJsonText } from './json.ts';
 import { type DecodeLimits, resolveLimits } from './limits.ts';
 import { decodeMsgpack, encodeMsgpack } from './msgpack.ts';
 
+/** The two wire codecs: `json` (the original's) and `msgpack` (execd's native one). */
 export type CodecName = 'json' | 'msgpack';
 
 /** Turns messages into frames and back. Both codecs produce the same in-memory values. */
@@ -13,11 +15,14 @@ export interface Codec {
   readonly binary: boolean;
   /** Encodes one message (bytes as `Uint8Array`). */
   encode(message: RpcMessage): Uint8Array;
-  /** Encodes one message as text (json codec only; msgpack throws). */
+  /** Encodes one message as text (json codec only; msgpack throws ExecError `unsupported`). */
   encodeText(message: RpcMessage): string;
-  /** Decodes and classifies one frame; throws FrameDecodeError (-32600) on anything malformed. */
+  /**
+   * Decodes and classifies one frame; throws FrameDecodeError (-32600) on anything malformed, and
+   * nothing else. Params and results are not validated here: see `decodeParams`/`decodeResult`.
+   */
   decode(frame: Uint8Array | string): RpcMessage;
-  /** Decodes to a plain value without classifying it (for raw tooling and tests). */
+  /** Decodes to a plain value without classifying it (for raw tooling and tests); same limits. */
   decodeValue(frame: Uint8Array | string): unknown;
 }
 
@@ -44,7 +49,7 @@ export function createMsgpackCodec(limits?: Partial<DecodeLimits>): Codec {
     binary: true,
     encode: (message) => encodeMsgpack(toWireObject(message)),
     encodeText: () => {
-      throw new TypeError('the msgpack codec has no text form');
+      throw new ExecError('unsupported', 'the msgpack codec has no text form');
     },
     decode: (frame) => classifyMessage(decodeMsgpack(asBytes(frame), resolved)),
     decodeValue: (frame) => decodeMsgpack(asBytes(frame), resolved),
@@ -66,4 +71,10 @@ export function sniffCodec(frame: Uint8Array | string, isBinary: boolean): Codec
   return 'msgpack';
 }
 
-export { type DecodeLimits, DEFAULT_DECODE_LIMITS, MAX_FRAME_BYTES, MAX_NESTING_DEPTH, MAX_VALUES_PER_MESSAGE } from './limits.ts';
+export {
+  DEFAULT_DECODE_LIMITS,
+  type DecodeLimits,
+  MAX_FRAME_BYTES,
+  MAX_NESTING_DEPTH,
+  MAX_VALUES_PER_MESSAGE,
+} from './limits.ts';

@@ -42,7 +42,8 @@ function scanJson(text: string, limits: DecodeLimits): void {
             return; // JSON.parse reports the syntax error
           }
         }
-        if (top.has(key)) throw new FrameDecodeError('invalidRequest', `duplicate JSON object key \`${key}\``);
+        if (top.has(key))
+          throw new FrameDecodeError('invalidRequest', `duplicate JSON object key \`${key}\``);
         top.add(key);
         expectKey = false;
       } else {
@@ -55,7 +56,10 @@ function scanJson(text: string, limits: DecodeLimits): void {
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       values++;
       if (stack.length >= limits.maxDepth) {
-        throw new FrameDecodeError('invalidRequest', `JSON-RPC message exceeds the nesting limit of ${limits.maxDepth}`);
+        throw new FrameDecodeError(
+          'invalidRequest',
+          `JSON-RPC message exceeds the nesting limit of ${limits.maxDepth}`,
+        );
       }
       stack.push(c === 0x7b ? new Set() : null);
       expectKey = c === 0x7b;
@@ -71,12 +75,25 @@ function scanJson(text: string, limits: DecodeLimits): void {
       values++;
       while (i + 1 < n) {
         const d = text.charCodeAt(i + 1);
-        if (d === 0x2c || d === 0x7d || d === 0x5d || d === 0x20 || d === 0x0a || d === 0x0d || d === 0x09 || d === 0x3a) break;
+        if (
+          d === 0x2c ||
+          d === 0x7d ||
+          d === 0x5d ||
+          d === 0x20 ||
+          d === 0x0a ||
+          d === 0x0d ||
+          d === 0x09 ||
+          d === 0x3a
+        )
+          break;
         i++;
       }
     }
     if (values > limits.maxValues) {
-      throw new FrameDecodeError('invalidRequest', `JSON-RPC message exceeds the limit of ${limits.maxValues} JSON values`);
+      throw new FrameDecodeError(
+        'invalidRequest',
+        `JSON-RPC message exceeds the limit of ${limits.maxValues} JSON values`,
+      );
     }
   }
 }
@@ -84,11 +101,17 @@ function scanJson(text: string, limits: DecodeLimits): void {
 const textDecoder = new TextDecoder('utf-8', { fatal: true });
 const textEncoder = new TextEncoder();
 
-/** Decodes one JSON frame (text or UTF-8 bytes) into a plain value, enforcing the limits. */
+/**
+ * Decodes one JSON frame (text or UTF-8 bytes) into a plain value, enforcing the limits. Byte
+ * fields stay base64 strings here; the `Bytes` schema turns them into `Uint8Array`s.
+ */
 export function decodeJson(frame: string | Uint8Array, limits: DecodeLimits): unknown {
   const size = typeof frame === 'string' ? frame.length : frame.byteLength;
   if (size > limits.maxFrameBytes) {
-    throw new FrameDecodeError('invalidRequest', `JSON-RPC message of ${size} bytes exceeds maximum length of ${limits.maxFrameBytes} bytes`);
+    throw new FrameDecodeError(
+      'invalidRequest',
+      `JSON-RPC message of ${size} bytes exceeds maximum length of ${limits.maxFrameBytes} bytes`,
+    );
   }
   let text: string;
   if (typeof frame === 'string') text = frame;
@@ -107,8 +130,11 @@ export function decodeJson(frame: string | Uint8Array, limits: DecodeLimits): un
   }
 }
 
-function replacer(_key: string, value: unknown): unknown {
-  return value instanceof Uint8Array ? encodeBase64(value) : value;
+// Reads the holder's raw member, not `value`: JSON.stringify has already applied `toJSON` to
+// `value`, which turns a Node Buffer into `{type: 'Buffer', data: [...]}`.
+function replacer(this: unknown, key: string, value: unknown): unknown {
+  const raw = (this as Record<string, unknown>)[key];
+  return raw instanceof Uint8Array ? encodeBase64(raw) : value;
 }
 
 /** Encodes a wire object as JSON text; bytes become standard padded base64. */

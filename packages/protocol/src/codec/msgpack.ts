@@ -11,8 +11,8 @@ function fail(message: string): never {
 /**
  * Walks a msgpack frame's headers without allocating its values and enforces the limits: every
  * declared length fits in the remaining bytes and under its cap (so a header claiming a 4 GiB bin
- * is refused at once), nesting depth, total values, string map keys without duplicates, no ext
- * types, and exactly one top-level value.
+ * is refused at once), nesting depth, total values, string map keys (valid UTF-8, no duplicates),
+ * no ext types, and exactly one top-level value. Runs in time linear in the frame's length.
  */
 function scanMsgpack(bytes: Uint8Array, limits: DecodeLimits): void {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -67,8 +67,8 @@ function scanMsgpack(bytes: Uint8Array, limits: DecodeLimits): void {
       }
     }
     const type = u8();
-    values++;
-    if (values > limits.maxValues) fail(`more than ${limits.maxValues} values`);
+    // Count as the original counts JSON values: the root, elements and map values, not keys.
+    if (!atKey && ++values > limits.maxValues) fail(`more than ${limits.maxValues} values`);
 
     let strLength = -1;
     if (type <= 0x7f || type >= 0xe0) {
@@ -139,7 +139,8 @@ function scanMsgpack(bytes: Uint8Array, limits: DecodeLimits): void {
       }
     }
     if (strLength >= 0) {
-      if (strLength > limits.maxStringLength) fail(`string of ${strLength} bytes exceeds ${limits.maxStringLength}`);
+      if (strLength > limits.maxStringLength)
+        fail(`string of ${strLength} bytes exceeds ${limits.maxStringLength}`);
       need(strLength);
       if (atKey) {
         let key: string;
@@ -148,7 +149,8 @@ function scanMsgpack(bytes: Uint8Array, limits: DecodeLimits): void {
         } catch {
           fail('map key is not valid UTF-8');
         }
-        if (parent!.keys!.has(key)) throw new FrameDecodeError('invalidRequest', `duplicate msgpack map key \`${key}\``);
+        if (parent!.keys!.has(key))
+          throw new FrameDecodeError('invalidRequest', `duplicate msgpack map key \`${key}\``);
         parent!.keys!.add(key);
       }
       pos += strLength;
@@ -160,7 +162,27 @@ function scanMsgpack(bytes: Uint8Array, limits: DecodeLimits): void {
   if (pos !== end) fail('trailing bytes after the message');
 }
 
-/** Decodes one msgpack frame into a plain value (bytes as Uint8Array), enforcing the limits. */
+// One library decoder per limits object: creating one per frame costs more than small frames do.
+const decoders = new WeakMap<DecodeLimits, Decoder>();
+function decoderFor(limits: DecodeLimits): Decoder {
+  let decoder = decoders.get(limits);
+  if (!decoder) {
+    decoder = new Decoder({
+      maxStrLength: limits.maxStringLength,
+      maxBinLength: limits.maxBinLength,
+      maxArrayLength: limits.maxValues,
+      maxMapLength: limits.maxValues,
+      maxExtLength: 0,
+    });
+    decoders.set(limits, decoder);
+  }
+  return decoder;
+}
+
+/**
+ * Decodes one msgpack frame into a plain value, enforcing the limits. A `bin` becomes a
+ * `Uint8Array` that is a view into `frame` (no copy): the frame must not be reused afterwards.
+ */
 export function decodeMsgpack(frame: Uint8Array, limits: DecodeLimits): unknown {
   if (frame.byteLength > limits.maxFrameBytes) {
     throw new FrameDecodeError(
@@ -169,24 +191,22 @@ export function decodeMsgpack(frame: Uint8Array, limits: DecodeLimits): unknown 
     );
   }
   scanMsgpack(frame, limits);
-  const decoder = new Decoder({
-    maxStrLength: limits.maxStringLength,
-    maxBinLength: limits.maxBinLength,
-    maxArrayLength: limits.maxValues,
-    maxMapLength: limits.maxValues,
-    maxExtLength: 0,
-  });
+  const decoder = decoderFor(limits);
   try {
     return decoder.decode(frame);
   } catch (cause) {
-    throw new FrameDecodeError('invalidRequest', `invalid msgpack frame: ${(cause as Error).message}`, { cause });
+    throw new FrameDecodeError('invalidRequest', `invalid msgpack frame: ${(cause as Error).message}`, {
+      cause,
+    });
   }
 }
 
 const encoder = new Encoder({ ignoreUndefined: true });
 
-/** Encodes a wire object as msgpack; `Uint8Array` values become `bin`. */
+/**
+ * Encodes a wire object as msgpack; `Uint8Array` values (Node Buffers included) become `bin`,
+ * `undefined` members are left out. Returns a fresh copy, so frames can be queued safely.
+ */
 export function encodeMsgpack(message: unknown): Uint8Array {
-  // encodeSharedRef would alias an internal buffer; copy so frames can be queued safely.
   return encoder.encode(message);
 }

@@ -12,15 +12,24 @@ export function opt<const TSchema extends v.GenericSchema>(schema: TSchema) {
   );
 }
 
-/** An optional field with a default used when it is absent or `null`. */
-export function withDefault<const TSchema extends v.GenericSchema>(
-  schema: TSchema,
-  fallback: v.InferOutput<TSchema>,
-) {
-  return v.pipe(
-    v.nullish(schema),
-    v.transform((value) => (value ?? fallback) as v.InferOutput<TSchema>),
-  );
+/**
+ * An optional field with a default used when it is absent or `null` (the original's
+ * `#[serde(default)]`; the original refuses an explicit `null` there, execd accepts it).
+ * The key is always present in memory.
+ */
+export function withDefault<
+  const TSchema extends v.GenericSchema,
+  const TDefault extends v.InferInput<TSchema>,
+>(schema: TSchema, fallback: TDefault) {
+  return v.nullish(schema, fallback);
+}
+
+/**
+ * A nullable field (the original's `Option<T>` that is always serialized): absent and `null` both
+ * read as `null`, so the key is always present in memory and re-encodes as `null`.
+ */
+export function orNull<const TSchema extends v.GenericSchema>(schema: TSchema) {
+  return v.nullish(schema, null);
 }
 
 /**

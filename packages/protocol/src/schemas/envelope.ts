@@ -20,10 +20,12 @@ export const RequestEnvelope = v.object({
   trace: v.optional(v.unknown()),
 });
 
-/** `{method, params?}`. */
+/** `{method, params?, trace?}`. */
 export const NotificationEnvelope = v.object({
   method: v.string(),
   params: v.optional(v.unknown()),
+  /** W3C trace context, passed through. */
+  trace: v.optional(v.unknown()),
 });
 
 /** `{id, result}`. */
@@ -41,6 +43,6 @@ export const ErrorEnvelope = v.object({
 /** A decoded, classified frame. */
 export type RpcMessage =
   | { kind: 'request'; id: RequestId; method: string; params: unknown; trace?: unknown }
-  | { kind: 'notification'; method: string; params: unknown }
+  | { kind: 'notification'; method: string; params: unknown; trace?: unknown }
   | { kind: 'response'; id: RequestId; result: unknown }
   | { kind: 'error'; id: RequestId | null; error: { code: number; message: string; data?: unknown } };

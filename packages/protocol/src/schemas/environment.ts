@@ -28,6 +28,12 @@ export const EnvironmentInfo = v.object({
   temporaryDirectories: opt(v.array(PathUri)),
   /** The first temporary directory. */
   tempDir: opt(PathUri),
+  /** The executor user's home directory (sent by Codex CLI >= 0.169). */
+  userHomeDir: opt(PathUri),
+  /** `linux`, `macos` or `windows` (sent by Codex CLI >= 0.169). */
+  platformOs: opt(v.string()),
+  /** Version of the server program (sent by Codex CLI >= 0.169; execd sends its own). */
+  executorVersion: opt(v.string()),
   capabilities: v.optional(EnvironmentCapabilities, {}),
 });
 export type EnvironmentInfo = v.InferOutput<typeof EnvironmentInfo>;

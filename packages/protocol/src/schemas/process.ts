@@ -1,6 +1,17 @@
 import * as v from 'valibot';
-import { Bytes, Int32, opt, PathUri, ProcessId, Seq, ShellInfo, UInt, withDefault } from './common.ts';
-import { NetworkProxyLaunchConfig, ManagedNetwork } from './network.ts';
+import {
+  Bytes,
+  Int32,
+  opt,
+  orNull,
+  PathUri,
+  ProcessId,
+  Seq,
+  ShellInfo,
+  UInt,
+  withDefault,
+} from './common.ts';
+import { ManagedNetwork, NetworkProxyLaunchConfig } from './network.ts';
 import { SandboxContext, SandboxType } from './sandbox.ts';
 
 /** Which base environment a child inherits from the executor (spec §7). */
@@ -93,11 +104,15 @@ export const ReadResponse = v.object({
   chunks: v.array(ProcessOutputChunk),
   /** Pass `nextSeq - 1` as the next `afterSeq`. */
   nextSeq: UInt,
+  /** The exit status is known (an `exited` event has been assigned its seq). */
   exited: v.boolean(),
-  exitCode: v.nullable(Int32),
+  /** Exit code once exited (`128 + N` when killed by signal N, -1 when unknown); else `null`. */
+  exitCode: orNull(Int32),
+  /** Exit known and every output stream drained: nothing more will be produced. */
   closed: v.boolean(),
   /** Only ever set by a client that lost its server (synthesised), never by a server. */
-  failure: v.nullable(v.string()),
+  failure: orNull(v.string()),
+  /** The executor judged the failure a sandbox denial (only for sandboxed processes). */
   sandboxDenied: withDefault(v.boolean(), false),
   /**
    * execd addition: present when `afterSeq + 1` is older than the oldest retained output chunk,

@@ -1,0 +1,52 @@
+// Standard padded base64 in plain JavaScript, for hosts without Node's Buffer (browsers, workers).
+// `bytes.ts` picks the host's native implementation when there is one; tests run both.
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+/** Sextet value of each ASCII code, -1 for characters outside the standard alphabet. */
+export const BASE64_LOOKUP: Int16Array = new Int16Array(128).fill(-1);
+for (let i = 0; i < ALPHABET.length; i++) BASE64_LOOKUP[ALPHABET.charCodeAt(i)] = i;
+
+/** Encodes bytes as standard padded base64 without host APIs. */
+export function encodeBase64Portable(bytes: Uint8Array): string {
+  // Build in pieces: one string concatenation per byte triple is slow on large inputs.
+  const parts: string[] = [];
+  let out = '';
+  let i = 0;
+  for (; i + 2 < bytes.length; i += 3) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+    out += ALPHABET[n >> 18]! + ALPHABET[(n >> 12) & 63]! + ALPHABET[(n >> 6) & 63]! + ALPHABET[n & 63]!;
+    if (out.length >= 8192) {
+      parts.push(out);
+      out = '';
+    }
+  }
+  const rest = bytes.length - i;
+  if (rest === 1) {
+    const n = bytes[i]! << 16;
+    out += `${ALPHABET[n >> 18]!}${ALPHABET[(n >> 12) & 63]!}==`;
+  } else if (rest === 2) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8);
+    out += `${ALPHABET[n >> 18]!}${ALPHABET[(n >> 12) & 63]!}${ALPHABET[(n >> 6) & 63]!}=`;
+  }
+  parts.push(out);
+  return parts.join('');
+}
+
+/** Decodes standard padded base64 without host APIs; the caller has checked `isBase64` first. */
+export function decodeBase64Portable(text: string): Uint8Array {
+  const pad = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  const out = new Uint8Array((text.length / 4) * 3 - pad);
+  let o = 0;
+  for (let i = 0; i < text.length; i += 4) {
+    const n =
+      (BASE64_LOOKUP[text.charCodeAt(i)]! << 18) |
+      (BASE64_LOOKUP[text.charCodeAt(i + 1)]! << 12) |
+      ((BASE64_LOOKUP[text.charCodeAt(i + 2)]! & 63) << 6) |
+      (BASE64_LOOKUP[text.charCodeAt(i + 3)]! & 63);
+    if (o < out.length) out[o++] = n >> 16;
+    if (o < out.length) out[o++] = (n >> 8) & 255;
+    if (o < out.length) out[o++] = n & 255;
+  }
+  return out;
+}
