@@ -38,7 +38,8 @@ export function orNull<const TSchema extends v.GenericSchema>(schema: TSchema) {
  */
 export const Bytes = v.union(
   [
-    v.instance(Uint8Array),
+    // v.custom, not v.instance: the in-memory type is exactly `Uint8Array` (any backing buffer).
+    v.custom<Uint8Array>((input) => input instanceof Uint8Array, 'expected a Uint8Array'),
     v.pipe(
       v.string(),
       v.check(isBase64, 'expected standard padded base64'),
@@ -77,8 +78,15 @@ export const ShellInfo = v.object({
 });
 export type ShellInfo = v.InferOutput<typeof ShellInfo>;
 
-/** Empty params/result (`{}`, `null` or absent all accepted). */
+/**
+ * Empty params/result: `{}`, `null` or absent (extra members ignored). An array is refused, as
+ * the original refuses `[]` for its unit params (`invalid type: sequence, expected unit`).
+ */
 export const Empty = v.pipe(
-  v.nullish(v.object({})),
+  v.custom<object | null | undefined>(
+    (input) =>
+      input == null || (typeof input === 'object' && !Array.isArray(input) && !(input instanceof Uint8Array)),
+    'invalid type: expected `{}` or null',
+  ),
   v.transform(() => ({}) as Record<string, never>),
 );

@@ -1,0 +1,90 @@
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { decodeBase64, encodeBase64, fromUtf8, isBase64, utf8 } from './bytes.ts';
+import { decodeBase64Portable, encodeBase64Portable } from './internal/base64-portable.ts';
+
+const implementations = [
+  { name: 'host', encode: encodeBase64, decode: decodeBase64 },
+  { name: 'portable', encode: encodeBase64Portable, decode: decodeBase64Portable },
+];
+
+describe.each(implementations)('base64 ($name)', ({ encode, decode }) => {
+  test('matches the standard padded alphabet on known vectors', () => {
+    const vectors: [string, string][] = [
+      ['', ''],
+      ['f', 'Zg=='],
+      ['fo', 'Zm8='],
+      ['foo', 'Zm9v'],
+      ['foob', 'Zm9vYg=='],
+      ['hi\n', 'aGkK'],
+      ['first\n', 'Zmlyc3QK'],
+    ];
+    for (const [plain, encoded] of vectors) {
+      expect(encode(utf8(plain))).toBe(encoded);
+      expect(fromUtf8(decode(encoded))).toBe(plain);
+    }
+    expect(encode(new Uint8Array([0xfb, 0xff, 0xbf]))).toBe('+/+/');
+  });
+
+  test('round-trips any bytes and agrees with Node Buffer', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => {
+        const text = encode(bytes);
+        expect(text).toBe(Buffer.from(bytes).toString('base64'));
+        expect(isBase64(text)).toBe(true);
+        expect(decode(text)).toEqual(bytes);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('encodes a view into a larger buffer, not the whole buffer', () => {
+    const backing = utf8('xxhixx');
+    expect(encode(backing.subarray(2, 4))).toBe('aGk=');
+  });
+
+  test('encodes large inputs', () => {
+    const bytes = new Uint8Array(100_000).map((_, i) => i * 7);
+    expect(encode(bytes)).toBe(Buffer.from(bytes).toString('base64'));
+  });
+});
+
+describe('isBase64 accepts exactly what the original accepts', () => {
+  test.each(['', 'QQ==', 'QUI=', 'QUJD', 'aGkK', '+/+/', 'AAAA////'])('accepts %j', (text) => {
+    expect(isBase64(text)).toBe(true);
+  });
+
+  test.each([
+    ['QR==', 'non-zero bits after the last byte (Invalid last symbol)'],
+    ['QUJ=', 'non-zero bits after the last byte, one pad char'],
+    ['QQ', 'missing padding (Invalid padding)'],
+    ['Q===', 'three pad chars'],
+    ['====', 'only padding'],
+    [' QQ==', 'leading whitespace (Invalid symbol 32)'],
+    ['QQ==\n', 'trailing newline'],
+    ['QQ-_', 'URL-safe alphabet'],
+    ['QQ=A', 'padding in the middle'],
+    ['QUJD\u00e9AAA', 'non-ASCII'],
+  ])('refuses %j: %s', (text) => {
+    expect(isBase64(text)).toBe(false);
+  });
+});
+
+describe('decodeBase64', () => {
+  test('returns a plain Uint8Array that owns its buffer (not a pooled Node Buffer slice)', () => {
+    const bytes = decodeBase64('aGkK');
+    expect(Object.getPrototypeOf(bytes)).toBe(Uint8Array.prototype);
+    expect(bytes.byteOffset).toBe(0);
+    expect(bytes.buffer.byteLength).toBe(3);
+    const large = decodeBase64(Buffer.alloc(20_000, 1).toString('base64'));
+    expect(Object.getPrototypeOf(large)).toBe(Uint8Array.prototype);
+    expect(large.buffer.byteLength).toBe(20_000);
+  });
+});
+
+describe('utf8', () => {
+  test('round-trips text and replaces invalid sequences', () => {
+    expect(fromUtf8(utf8('héllo ✓'))).toBe('héllo ✓');
+    expect(fromUtf8(new Uint8Array([0x61, 0xff, 0x62]))).toBe('a\ufffdb');
+  });
+});
