@@ -14,6 +14,15 @@ export interface ExitStatus {
   readonly signal: NodeJS.Signals | null;
 }
 
+/** Structured log sink; every method is optional to implement meaningfully (defaults to a no-op). */
+export interface Logger {
+  trace(message: string, fields?: Record<string, unknown>): void;
+  debug(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
 /** Options shared by `spawnPty` and `spawnPipe`. */
 export interface SpawnOptions {
   /** Program and arguments; `argv[0]` is resolved against `env.PATH` when it has no slash. */
@@ -26,6 +35,8 @@ export interface SpawnOptions {
   readonly arg0?: string | undefined;
   /** After the child exits, wait at most this long for its output streams to end (default 2000 ms). */
   readonly drainTimeoutMs?: number | undefined;
+  /** Receives state changes at `debug` (spawn, exit, drain cap, signals). Default: no-op. */
+  readonly logger?: Logger | undefined;
 }
 
 /** Options for `spawnPty`. */
@@ -62,7 +73,11 @@ export interface SpawnedProcess extends AsyncDisposable {
    * Ends once every stream has ended (after exit, or at the drain cap).
    */
   output(): AsyncIterable<OutputChunk>;
-  /** Writes to stdin (the PTY master for PTYs). Rejects with `stdinClosed` when stdin is closed. */
+  /**
+   * Writes to stdin (the PTY master for PTYs) and resolves once the bytes are handed to the OS, so
+   * awaiting each write respects the pipe's backpressure. Rejects with an `ExecError` whose code is
+   * `stdinClosed` (see `isStdinClosedError`) when stdin is closed or the reader went away.
+   */
   write(bytes: Uint8Array | string): Promise<void>;
   /** Closes stdin (pipes: EOF; PTY: no-op, send ^D instead). Idempotent. */
   closeStdin(): void;
@@ -70,9 +85,17 @@ export interface SpawnedProcess extends AsyncDisposable {
   resize(cols: number, rows: number): void;
   /** SIGINT to the process group. */
   interrupt(): void;
-  /** Sends a signal to the whole process group (default SIGKILL). No-op after the group is gone. */
+  /**
+   * Sends a signal to the whole process group (default SIGKILL) and, on Linux, to every other
+   * process still in the child's session (e.g. a job-control shell's background jobs).
+   * No-op once the tree is gone.
+   */
   kill(killSignal?: NodeJS.Signals): void;
-  /** Polite signal, then SIGKILL to the group after `graceMs`; resolves with the exit status once the child is reaped. */
+  /**
+   * Polite signal to the group (SIGHUP for a PTY, SIGTERM for pipes), then SIGKILL to the whole tree
+   * (as `kill`) once the child exits or `graceMs` (default 5000) passes, whichever is first, so no
+   * descendant survives. Resolves with the exit status once the child is reaped.
+   */
   terminate(options?: TerminateOptions): Promise<ExitStatus>;
   /** Resolves when the child has exited (output may still be draining). Never rejects. */
   readonly exited: Promise<ExitStatus>;

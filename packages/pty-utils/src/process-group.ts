@@ -1,0 +1,105 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** The fields of `/proc/<pid>/stat` this package looks at. */
+interface ProcStat {
+  readonly pid: number;
+  /** `R`, `S`, `Z` (zombie: dead, waiting to be reaped), ... */
+  readonly state: string;
+  readonly pgid: number;
+  readonly sid: number;
+}
+
+const HAS_PROC = process.platform === 'linux';
+
+function readProcStat(pid: number): ProcStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  // `pid (comm) state ppid pgrp session ...`; comm may itself contain spaces and parentheses.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const [state, , pgid, sid] = fields;
+  if (state === undefined || pgid === undefined || sid === undefined) return undefined;
+  return { pid, state, pgid: Number(pgid), sid: Number(sid) };
+}
+
+function isLive(stat: ProcStat | undefined): stat is ProcStat {
+  // A zombie has exited already; it lingers only until its parent (or a non-reaping init) waits.
+  return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X';
+}
+
+function scanProc(match: (stat: ProcStat) => boolean): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    const stat = readProcStat(pid);
+    if (isLive(stat) && match(stat)) pids.push(pid);
+  }
+  return pids;
+}
+
+function kill0(target: number): boolean {
+  try {
+    process.kill(target, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * True while `pid` is a running process. On Linux a zombie counts as gone (it has exited and
+ * only waits to be reaped); elsewhere this is `kill(pid, 0)`.
+ */
+export function isProcessAlive(pid: number): boolean {
+  return HAS_PROC ? isLive(readProcStat(pid)) : kill0(pid);
+}
+
+/** True while any process of group `pgid` is running (Linux: zombies ignored; elsewhere `kill(-pgid, 0)`). */
+export function processGroupAlive(pgid: number): boolean {
+  return HAS_PROC ? scanProc((stat) => stat.pgid === pgid).length > 0 : kill0(-pgid);
+}
+
+/**
+ * The running processes of session `sid`: the child and every descendant that has not started a
+ * session of its own, including job-control shells' background jobs in other process groups.
+ * Linux only (reads `/proc`); elsewhere an empty list.
+ */
+export function sessionPids(sid: number): number[] {
+  return HAS_PROC ? scanProc((stat) => stat.sid === sid) : [];
+}
+
+/** Sends `killSignal` (0: only probe) to process group `pgid`; false when the group no longer exists. */
+export function signalProcessGroup(pgid: number, killSignal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, killSignal);
+    return true;
+  } catch (error) {
+    // ESRCH: nobody left. EPERM: only zombies we may not signal (macOS) or not ours; both mean "nothing to do".
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ESRCH' || code === 'EPERM') return false;
+    throw error;
+  }
+}
+
+/**
+ * Signals a whole process tree rooted at a session leader: its process group, then (Linux) every
+ * other running member of its session. Returns how many targets were still there.
+ */
+export function signalSession(sid: number, killSignal: NodeJS.Signals): number {
+  let reached = signalProcessGroup(sid, killSignal) ? 1 : 0;
+  // Members of the leader's own group were just signalled; signal each process once.
+  const others = HAS_PROC ? scanProc((stat) => stat.sid === sid && stat.pgid !== sid) : [];
+  for (const pid of others) {
+    try {
+      process.kill(pid, killSignal);
+      reached += 1;
+    } catch {
+      // Exited between the scan and the signal.
+    }
+  }
+  return reached;
+}

@@ -1,0 +1,117 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { Writable } from 'node:stream';
+import { ExecError } from '@execd/protocol';
+import { DEFAULT_DRAIN_TIMEOUT_MS } from './constants.ts';
+import { toExitStatus } from './exit-status.ts';
+import { ChildHandle, type StdinPort } from './internal/child-handle.ts';
+import { NOOP_LOGGER } from './internal/noop-logger.ts';
+import { resolveSpawn } from './resolve-program.ts';
+import { stdinClosedError } from './stdin-closed.ts';
+import type { ExitStatus, PipeSpawnOptions, SpawnedProcess } from './types.ts';
+
+/** stdin of a pipe child: a writable pipe, or nothing at all (the child reads /dev/null). */
+class PipeStdin implements StdinPort {
+  readonly #stream: Writable | null;
+  #open: boolean;
+
+  constructor(stream: Writable | null) {
+    this.#stream = stream;
+    this.#open = stream !== null;
+    // EPIPE once the child has gone: the pending write's callback reports it; this keeps it from throwing.
+    stream?.on('error', () => {
+      this.#open = false;
+    });
+  }
+
+  write(bytes: Uint8Array): Promise<void> {
+    const stream = this.#stream;
+    if (stream === null || !this.#open || stream.destroyed) {
+      return Promise.reject(
+        stdinClosedError(stream === null ? 'the child was spawned without stdin' : 'stdin is closed'),
+      );
+    }
+    return new Promise((resolve, reject) => {
+      stream.write(bytes, (error) => {
+        if (error) reject(stdinClosedError('writing to stdin failed: the child closed it', error));
+        else resolve();
+      });
+    });
+  }
+
+  close(): void {
+    if (!this.#open) return;
+    this.#open = false;
+    this.#stream?.end();
+  }
+
+  destroy(): void {
+    this.#open = false;
+    this.#stream?.destroy();
+  }
+}
+
+function waitForSpawn(child: ChildProcess, file: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onSpawn = (): void => {
+      child.off('error', onError);
+      resolve();
+    };
+    const onError = (error: Error): void => {
+      child.off('spawn', onSpawn);
+      reject(new ExecError('spawnFailed', `failed to spawn ${file}: ${error.message}`, { cause: error }));
+    };
+    child.once('spawn', onSpawn);
+    child.once('error', onError);
+  });
+}
+
+/**
+ * Spawns `argv` on pipes: stdout and stderr are read separately, stdin is a pipe (`stdin: 'pipe'`)
+ * or /dev/null. The child runs in a new session (`setsid`), so its pid is also its process-group id
+ * and every signal reaches its whole tree. The environment is exactly `options.env`.
+ * Rejects with an `ExecError` (`spawnFailed`) naming the bad cwd or program.
+ */
+export async function spawnPipe(options: PipeSpawnOptions): Promise<SpawnedProcess> {
+  const resolved = await resolveSpawn(options);
+  const logger = options.logger ?? NOOP_LOGGER;
+  const pipeStdin = options.stdin === 'pipe';
+  let child: ChildProcess;
+  try {
+    child = spawn(resolved.file, resolved.argv.slice(1), {
+      cwd: resolved.cwd,
+      env: resolved.env,
+      argv0: resolved.arg0,
+      detached: true,
+      stdio: [pipeStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    });
+  } catch (error) {
+    throw new ExecError('spawnFailed', `failed to spawn ${resolved.file}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  const exit = new Promise<ExitStatus>((resolve) => {
+    child.once('exit', (code, signal) => resolve(toExitStatus(code, signal)));
+  });
+  await waitForSpawn(child, resolved.file);
+  const { pid, stdout, stderr } = child;
+  if (pid === undefined || stdout === null || stderr === null) {
+    throw new ExecError('spawnFailed', `failed to spawn ${resolved.file}: no pid or pipes`);
+  }
+  // Errors after a successful spawn (a failed kill) are not the child's fate; exit/close report that.
+  child.on('error', (error) => logger.debug('child process error', { pid, error }));
+  logger.debug('spawned on pipes', { pid, file: resolved.file, cwd: resolved.cwd });
+  return new ChildHandle({
+    pid,
+    tty: false,
+    sources: [
+      { name: 'stdout', stream: stdout },
+      { name: 'stderr', stream: stderr },
+    ],
+    stdin: new PipeStdin(child.stdin),
+    exit,
+    resize: undefined,
+    politeSignal: 'SIGTERM',
+    drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS,
+    logger,
+  });
+}
