@@ -1,0 +1,120 @@
+import type { ExecEnvPolicy } from '@execd/protocol';
+
+/**
+ * Builds an environment from `baseEnv` under `policy` (spec §7 `create_env`). Injected: the
+ * exec-server owns the one implementation (`@execd/exec-server` `createEnv` fits this type).
+ */
+export type CreateEnv = (
+  policy: ExecEnvPolicy,
+  baseEnv: Readonly<Record<string, string>>,
+) => Record<string, string>;
+
+/** Present in an environment prepared for the managed network proxy (as the original). */
+export const PROXY_ACTIVE_ENV_VAR = 'CODEX_NETWORK_PROXY_ACTIVE';
+
+/**
+ * Variables the managed network proxy sets for a command (the original's `PROXY_ENV_KEYS`, minus
+ * platform-specific ones). A snapshot captured under the proxy must not pin one launch's proxy
+ * port into every later command, so they are dropped when `CODEX_NETWORK_PROXY_ACTIVE` is present.
+ */
+export const MANAGED_PROXY_ENV_VARS: readonly string[] = [
+  PROXY_ACTIVE_ENV_VAR,
+  'CODEX_NETWORK_ALLOW_LOCAL_BINDING',
+  'ELECTRON_GET_USE_PROXY',
+  'NODE_USE_ENV_PROXY',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'YARN_HTTP_PROXY',
+  'YARN_HTTPS_PROXY',
+  'npm_config_http_proxy',
+  'npm_config_https_proxy',
+  'npm_config_proxy',
+  'NPM_CONFIG_HTTP_PROXY',
+  'NPM_CONFIG_HTTPS_PROXY',
+  'NPM_CONFIG_PROXY',
+  'BUNDLE_HTTP_PROXY',
+  'BUNDLE_HTTPS_PROXY',
+  'PIP_PROXY',
+  'DOCKER_HTTP_PROXY',
+  'DOCKER_HTTPS_PROXY',
+  'WS_PROXY',
+  'WSS_PROXY',
+  'ws_proxy',
+  'wss_proxy',
+  'NO_PROXY',
+  'no_proxy',
+  'npm_config_noproxy',
+  'NPM_CONFIG_NOPROXY',
+  'YARN_NO_PROXY',
+  'BUNDLE_NO_PROXY',
+  'ALL_PROXY',
+  'all_proxy',
+  'FTP_PROXY',
+  'ftp_proxy',
+];
+
+/**
+ * Names never passed to a child, compared case-insensitively (spec §7): the executor's own
+ * credentials. The default of `SnapshotEnvOptions.isNonInheritable`.
+ */
+export const NON_INHERITABLE_ENV_VARS: readonly string[] = [
+  'CODEX_EXEC_SERVER_NOISE_AUTH_TOKEN',
+  'NODE_REPL_AUTH_TOKEN',
+  'OPENAI_FEDERATION_RULE_ID',
+  'OPENAI_IDENTITY_TOKEN_FILE',
+  'OPENAI_WORKLOAD_IDENTITY_CONTEXT',
+];
+
+/**
+ * Never taken from a snapshot: the working directory belongs to the launch (`PWD`, `OLDPWD`, as
+ * the original), and `SHLVL`/`_` are maintained by the shell itself (the capture shell's `SHLVL`
+ * would make every restored command one level too deep).
+ */
+export const SHELL_OWNED_ENV_VARS: readonly string[] = ['PWD', 'OLDPWD', 'SHLVL', '_'];
+
+/** How a captured environment is filtered (`filterSnapshotEnv`). */
+export interface SnapshotEnvOptions {
+  /** The request's policy; applied with `inherit` forced to `all`. Absent = no policy filtering. */
+  readonly policy?: ExecEnvPolicy | undefined;
+  /** The env-policy implementation; the policy is applied only when both are given. */
+  readonly createEnv?: CreateEnv | undefined;
+  /** Names that never reach a child (default: `NON_INHERITABLE_ENV_VARS`, case-insensitive). */
+  readonly isNonInheritable?: ((name: string) => boolean) | undefined;
+}
+
+const MANAGED_PROXY_NAMES = new Set(MANAGED_PROXY_ENV_VARS);
+const NON_INHERITABLE_NAMES = new Set(NON_INHERITABLE_ENV_VARS.map((name) => name.toUpperCase()));
+
+/** The default `isNonInheritable`: a case-insensitive match against `NON_INHERITABLE_ENV_VARS`. */
+export function isNonInheritableEnvVar(name: string): boolean {
+  return NON_INHERITABLE_NAMES.has(name.toUpperCase());
+}
+
+/**
+ * The environment a snapshot carries, from what the capture exported, in the original's order:
+ * drop managed proxy variables when the proxy was active; apply the policy with `inherit: all`
+ * (default excludes `*KEY*`/`*SECRET*`/`*TOKEN*` unless ignored, `exclude`, `set`, `includeOnly`);
+ * drop the shell-owned names and the non-inheritable ones. Returns a fresh object.
+ */
+export function filterSnapshotEnv(
+  captured: ReadonlyMap<string, string>,
+  options: SnapshotEnvOptions = {},
+): Record<string, string> {
+  let env: Record<string, string> = {};
+  for (const [name, value] of captured) {
+    // A plain object would turn this name into a prototype change instead of a key.
+    if (name !== '__proto__') env[name] = value;
+  }
+  if (Object.hasOwn(env, PROXY_ACTIVE_ENV_VAR)) {
+    for (const name of Object.keys(env)) if (MANAGED_PROXY_NAMES.has(name)) delete env[name];
+  }
+  if (options.policy !== undefined && options.createEnv !== undefined) {
+    env = options.createEnv({ ...options.policy, inherit: 'all' }, env);
+  }
+  for (const name of SHELL_OWNED_ENV_VARS) delete env[name];
+  const isNonInheritable = options.isNonInheritable ?? isNonInheritableEnvVar;
+  for (const name of Object.keys(env)) if (isNonInheritable(name)) delete env[name];
+  return env;
+}
