@@ -1,0 +1,57 @@
+import type { EnvironmentInfo, ExecParams } from '@execd/protocol';
+import { localEnvironmentInfo } from '../server/environment-info.ts';
+import type { ExecBackend } from '../types.ts';
+import { LocalExecProcess } from './local-exec-process.ts';
+import { LocalProcessTable, type LocalProcessTableOptions } from './local-process-table.ts';
+
+/** Options of a LocalBackend: those of its process table. */
+export type LocalBackendOptions = LocalProcessTableOptions;
+
+/**
+ * The in-process `ExecBackend`: starts processes in this Node process through its own
+ * LocalProcessTable, and hands out `LocalExecProcess` handles. `close()` kills everything it
+ * started.
+ */
+export class LocalBackend implements ExecBackend {
+  /** The table behind this backend (e.g. to list its processes). */
+  readonly table: LocalProcessTable;
+  // Aborted by close(): ends the followers of every handle this backend gave out.
+  readonly #closed = new AbortController();
+  #closing: Promise<void> | undefined;
+
+  constructor(options: LocalBackendOptions = {}) {
+    this.table = new LocalProcessTable(options);
+  }
+
+  /** Starts a process (same validation and errors as `process/start`). */
+  async start(params: ExecParams): Promise<LocalExecProcess> {
+    const { response, record } = await this.table.startProcess(params);
+    return new LocalExecProcess(this.table, record, {
+      sandboxType: response.sandboxType,
+      ownerSignal: this.#closed.signal,
+    });
+  }
+
+  /** This host, as `environment/info` describes it. */
+  async environmentInfo(): Promise<EnvironmentInfo> {
+    return localEnvironmentInfo();
+  }
+
+  /** Ends every handle's followers and kills every process tree. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #close(): Promise<void> {
+    try {
+      await this.table.shutdown();
+    } finally {
+      this.#closed.abort();
+    }
+  }
+}

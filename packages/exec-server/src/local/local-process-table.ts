@@ -1,0 +1,283 @@
+import {
+  type ExecParams,
+  type ExecResponse,
+  ExecError,
+  type ProcessListResponse,
+  type ReadParams,
+  type ReadResponse,
+  type ResizeParams,
+  type ResizeResponse,
+  RpcError,
+  type SignalParams,
+  type TerminateParams,
+  type TerminateResponse,
+  type WriteParams,
+  type WriteResponse,
+} from '@execd/protocol';
+import { childEnv } from '../env/child-env.ts';
+import type { BaseEnv } from '../env/create-env.ts';
+import { Emitter } from '../internal/emitter.ts';
+import { type Logger, NOOP_LOGGER } from '../internal/logger.ts';
+import type { ProcessNotification, ProcessTable } from '../types.ts';
+import { defaultSpawner, notSandboxDenied } from './default-spawner.ts';
+import * as limits from './limits.ts';
+import { ProcessRecord } from './process-record.ts';
+import type { SandboxDenialCheck, Spawner } from './spawner.ts';
+import { requireArgv, resolveStartCwd, validateStartPreconditions } from './start-validation.ts';
+
+/** Options of a LocalProcessTable; every limit defaults to the original's value (spec §3.1). */
+export interface LocalProcessTableOptions {
+  /** Launches children (default: `@execd/sandboxing`/`@execd/pty-utils`). */
+  readonly spawner?: Spawner | undefined;
+  /** Sandbox denial detection for `sandboxDenied` (only consulted for sandboxed children). */
+  readonly isSandboxDenied?: SandboxDenialCheck | undefined;
+  /** The executor environment `envPolicy` applies to (default `process.env`). */
+  readonly executorEnv?: BaseEnv | undefined;
+  /** How long a closed process stays readable (default 30 s; tests use a few ms). */
+  readonly exitedRetentionMs?: number | undefined;
+  readonly retainedOutputMaxBytes?: number | undefined;
+  readonly retainedOutputMaxChunks?: number | undefined;
+  readonly eventHistoryMaxEvents?: number | undefined;
+  readonly eventHistoryMaxBytes?: number | undefined;
+  readonly writeIdsPerProcess?: number | undefined;
+  readonly exitGraceMs?: number | undefined;
+  readonly drainTimeoutMs?: number | undefined;
+  readonly logger?: Logger | undefined;
+}
+
+/** A started process: the `process/start` result and its record. */
+export interface StartedProcess {
+  readonly response: ExecResponse;
+  readonly record: ProcessRecord;
+}
+
+// setTimeout fires at once for larger values, so long-poll waits are clamped to this.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The per-session process table (the original's `LocalProcess`): processes keyed by a
+ * client-chosen id, each with seq-numbered retained output, a long-poll read, de-duplicated
+ * writes and a retention period after close. Implements every `process/*` method with the
+ * original's semantics and error texts (spec §2.4, §3.1).
+ *
+ * Memory: output is consumed as fast as the child writes it and kept only up to the retention
+ * limits (oldest evicted); notifications are handed synchronously to the subscribers, which must
+ * queue (and bound) them themselves. A process nobody reads therefore never blocks and never
+ * grows beyond its retention; a slow reader sees `firstRetainedSeq` instead of a silent gap.
+ */
+export class LocalProcessTable implements ProcessTable, AsyncDisposable {
+  readonly #records = new Map<string, ProcessRecord>();
+  readonly #notifications: Emitter<ProcessNotification>;
+  readonly #pendingStarts = new Set<Promise<unknown>>();
+  readonly #retentionTimers = new Set<NodeJS.Timeout>();
+  readonly #released = new Set<Promise<void>>();
+  readonly #spawner: Spawner;
+  readonly #isSandboxDenied: SandboxDenialCheck;
+  readonly #executorEnv: BaseEnv;
+  readonly #logger: Logger;
+  readonly #options: LocalProcessTableOptions;
+  #shutdown: Promise<void> | undefined;
+
+  constructor(options: LocalProcessTableOptions = {}) {
+    this.#options = options;
+    this.#spawner = options.spawner ?? defaultSpawner;
+    this.#isSandboxDenied = options.isSandboxDenied ?? notSandboxDenied;
+    this.#executorEnv = options.executorEnv ?? process.env;
+    this.#logger = options.logger ?? NOOP_LOGGER;
+    this.#notifications = new Emitter(this.#logger);
+  }
+
+  /** `process/start`. */
+  async start(params: ExecParams): Promise<ExecResponse> {
+    return (await this.startProcess(params)).response;
+  }
+
+  /**
+   * `process/start`, also returning the live record (in-process handles follow its history).
+   * @internal
+   */
+  startProcess(params: ExecParams): Promise<StartedProcess> {
+    const starting = this.#start(params);
+    this.#pendingStarts.add(starting);
+    const forget = (): void => void this.#pendingStarts.delete(starting);
+    starting.then(forget, forget);
+    return starting;
+  }
+
+  /** `process/read`: a long-poll (spec §2.4); `cancelSignal` abandons the wait. */
+  async read(params: ReadParams, cancelSignal?: AbortSignal): Promise<ReadResponse> {
+    const afterSeq = params.afterSeq ?? 0;
+    const deadline = performance.now() + Math.min(params.waitMs ?? 0, MAX_TIMER_MS);
+    for (;;) {
+      const record = this.#records.get(params.processId);
+      if (record === undefined) throw new RpcError('invalidRequest', `unknown process id ${params.processId}`);
+      if (record.state === 'starting') {
+        throw new RpcError('invalidRequest', `process id ${params.processId} is starting`);
+      }
+      const response = record.read(afterSeq, params.maxBytes);
+      const hasNewTerminal = response.exited && afterSeq < response.nextSeq - 1;
+      const remainingMs = deadline - performance.now();
+      if (response.chunks.length > 0 || response.closed || hasNewTerminal || remainingMs <= 0) return response;
+      try {
+        await record.changed.wait(Math.ceil(remainingMs), cancelSignal);
+      } catch (reason) {
+        throw ExecError.is(reason) ? reason : new ExecError('aborted', 'process/read was cancelled', { cause: reason });
+      }
+    }
+  }
+
+  /** `process/write`: statuses are values; only an empty `writeId` or a broken stdin throw. */
+  async write(params: WriteParams): Promise<WriteResponse> {
+    if (params.writeId.length === 0) throw new RpcError('invalidParams', 'writeId must not be empty');
+    const record = this.#records.get(params.processId);
+    if (record === undefined) return { status: 'unknownProcess' };
+    return { status: await record.write(params.chunk, params.writeId) };
+  }
+
+  /** `process/signal` (`interrupt`): SIGINT to a running child's process group, else nothing. */
+  async signal(params: SignalParams): Promise<Record<string, never>> {
+    this.#records.get(params.processId)?.interrupt();
+    return {};
+  }
+
+  /** `process/terminate`: SIGKILL to the group; cancels a start in progress. */
+  async terminate(params: TerminateParams): Promise<TerminateResponse> {
+    const record = this.#records.get(params.processId);
+    if (record === undefined) return { running: false };
+    if (record.state === 'starting') {
+      // The start sees its entry gone, kills the child and fails with "start was cancelled".
+      this.#records.delete(params.processId);
+      return { running: true };
+    }
+    return { running: record.terminate() };
+  }
+
+  /** `process/resize` (execd addition): tty children only. */
+  async resize(params: ResizeParams): Promise<ResizeResponse> {
+    return { resized: this.#records.get(params.processId)?.resize(params.cols, params.rows) ?? false };
+  }
+
+  /** `process/list` (execd addition): every entry, in start order. */
+  list(): ProcessListResponse {
+    return { processes: [...this.#records.values()].map((record) => record.listEntry()) };
+  }
+
+  /** Every notification of every process, in emission order (synchronously, as it happens). */
+  subscribe(listener: (notification: ProcessNotification) => void): Disposable {
+    return this.#notifications.event(listener);
+  }
+
+  /** Kills every process tree, cancels pending starts and waits until all are reaped. Idempotent. */
+  shutdown(): Promise<void> {
+    this.#shutdown ??= this.#shutdownAll();
+    return this.#shutdown;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.shutdown();
+  }
+
+  async #start(params: ExecParams): Promise<StartedProcess> {
+    if (this.#shutdown !== undefined) throw new RpcError('internal', 'exec-server process table is shut down');
+    validateStartPreconditions(params, process.platform);
+    const env = childEnv(params, this.#executorEnv);
+    const cwd = resolveStartCwd(params.cwd);
+    const argv = params.argv;
+    requireArgv(argv);
+    const processId = params.processId;
+    // No await between this check and the insert: of two concurrent duplicate starts, one wins.
+    if (this.#records.has(processId)) throw new RpcError('invalidRequest', `process ${processId} already exists`);
+    const record = this.#newRecord(params);
+    this.#records.set(processId, record);
+    this.#logger.debug('starting process', { processId, argv, tty: params.tty });
+    let launched: Awaited<ReturnType<Spawner>>;
+    try {
+      launched = await this.#spawner({
+        processId,
+        argv,
+        cwd,
+        env,
+        arg0: params.arg0,
+        tty: params.tty,
+        stdin: params.pipeStdin ? 'pipe' : 'null',
+        sandbox: params.sandbox,
+        drainTimeoutMs: this.#options.drainTimeoutMs ?? limits.STREAM_DRAIN_TIMEOUT_MS,
+      });
+    } catch (error) {
+      if (this.#records.get(processId) === record) this.#records.delete(processId);
+      this.#logger.debug('process start failed', { processId, error });
+      if (error instanceof RpcError) throw error;
+      throw new RpcError('internal', error instanceof Error ? error.message : String(error), { cause: error });
+    }
+    if (this.#records.get(processId) !== record) {
+      await launched.process.close();
+      throw new RpcError('invalidRequest', `process ${processId} start was cancelled`);
+    }
+    record.attach(launched);
+    return { response: { processId, sandboxType: launched.sandboxType }, record };
+  }
+
+  #newRecord(params: ExecParams): ProcessRecord {
+    const options = this.#options;
+    return new ProcessRecord({
+      processId: params.processId,
+      argv: params.argv,
+      cwd: params.cwd,
+      tty: params.tty,
+      pipeStdin: params.pipeStdin ?? false,
+      retention: {
+        maxBytes: options.retainedOutputMaxBytes ?? limits.RETAINED_OUTPUT_MAX_BYTES,
+        maxChunks: options.retainedOutputMaxChunks ?? limits.RETAINED_OUTPUT_MAX_CHUNKS,
+      },
+      history: {
+        maxEvents: options.eventHistoryMaxEvents ?? limits.EVENT_HISTORY_MAX_EVENTS,
+        maxBytes: options.eventHistoryMaxBytes ?? limits.EVENT_HISTORY_MAX_BYTES,
+      },
+      writeIdCapacity: options.writeIdsPerProcess ?? limits.RETAINED_WRITE_IDS_PER_PROCESS,
+      exitGraceMs: options.exitGraceMs ?? limits.EXIT_OUTPUT_GRACE_MS,
+      isSandboxDenied: this.#isSandboxDenied,
+      emit: (notification) => this.#notifications.fire(notification),
+      onClosed: (closed) => this.#scheduleRemoval(closed),
+      logger: this.#logger,
+    });
+  }
+
+  #scheduleRemoval(record: ProcessRecord): void {
+    if (this.#shutdown !== undefined) return;
+    const timer = setTimeout(() => {
+      this.#retentionTimers.delete(timer);
+      if (this.#records.get(record.processId) === record) this.#records.delete(record.processId);
+      this.#logger.debug('closed process evicted', { processId: record.processId });
+      this.#release(record);
+    }, this.#options.exitedRetentionMs ?? limits.EXITED_PROCESS_RETENTION_MS);
+    // Retention alone must not keep a process (e.g. a CLI) alive.
+    timer.unref();
+    this.#retentionTimers.add(timer);
+  }
+
+  #release(record: ProcessRecord): void {
+    const releasing = record.shutdown().catch((error: unknown) => {
+      this.#logger.warn('releasing process failed', { processId: record.processId, error });
+    });
+    this.#released.add(releasing);
+    releasing.then(() => this.#released.delete(releasing));
+  }
+
+  async #shutdownAll(): Promise<void> {
+    for (const timer of this.#retentionTimers) clearTimeout(timer);
+    this.#retentionTimers.clear();
+    const records = [...this.#records.values()];
+    for (const record of records) {
+      // A start in progress sees its entry gone, kills its child and fails as cancelled.
+      if (record.state === 'starting') this.#records.delete(record.processId);
+      else this.#release(record);
+    }
+    // Entries stay readable while their children die, so a pending long-poll sees `closed`.
+    await Promise.allSettled([...this.#pendingStarts, ...this.#released]);
+    this.#records.clear();
+    // Wake any remaining long-poll: it now sees its process gone.
+    for (const record of records) record.changed.notify();
+    this.#notifications.clear();
+    this.#logger.debug('process table shut down', { processes: records.length });
+  }
+}

@@ -1,0 +1,315 @@
+import {
+  fromUtf8,
+  type OutputStream,
+  type ProcessListEntry,
+  type ReadResponse,
+  RpcError,
+  type SandboxType,
+  type WriteStatus,
+} from '@execd/protocol';
+import type { SpawnedProcess } from '@execd/pty-utils';
+import { ChangeSignal } from '../internal/change-signal.ts';
+import type { Logger } from '../internal/logger.ts';
+import type { ProcessNotification } from '../types.ts';
+import { EventLog, type EventLogLimits, type SequencedEvent } from './event-log.ts';
+import { RetainedOutput, type RetentionLimits } from './retained-output.ts';
+import type { LocalSpawnResult, SandboxDenialCheck } from './spawner.ts';
+import { WriteIdSet } from './write-ids.ts';
+
+/** Everything a ProcessRecord needs from its table. */
+export interface ProcessRecordInit {
+  readonly processId: string;
+  readonly argv: readonly string[];
+  /** The request's cwd URI, reported by `process/list`. */
+  readonly cwd: string;
+  readonly tty: boolean;
+  readonly pipeStdin: boolean;
+  readonly retention: RetentionLimits;
+  readonly history: EventLogLimits;
+  readonly writeIdCapacity: number;
+  readonly exitGraceMs: number;
+  readonly isSandboxDenied: SandboxDenialCheck;
+  readonly emit: (notification: ProcessNotification) => void;
+  readonly onClosed: (record: ProcessRecord) => void;
+  readonly logger: Logger;
+}
+
+/** Life of one entry, as `process/list` reports it. */
+export type ProcessState = 'starting' | 'running' | 'exited' | 'closed';
+
+/**
+ * One process of a table: its child, its seq counter and retained output, its exit, and the
+ * write ids it accepted (the original's `Running` entry; a `Starting` entry before `attach`).
+ *
+ * ```
+ *  starting --attach--> running --child exits--> exited --every stream ended--> closed
+ *                          \------ streams end first: closed waits for the exit ------/
+ * ```
+ * One seq counter, from 1, numbers output chunks, the exit and the close, in emission order.
+ * Output may follow the exit (a grandchild holding the pipe); `closed` is always last.
+ */
+export class ProcessRecord {
+  readonly processId: string;
+  readonly tty: boolean;
+  readonly startedAtMs: number = Date.now();
+  /** Woken on every event; long-polls and event followers wait on it. */
+  readonly changed: ChangeSignal = new ChangeSignal();
+  /** Replay history for in-process `events()`; outlives the table entry. */
+  readonly history: EventLog;
+  readonly #init: ProcessRecordInit;
+  readonly #output: RetainedOutput;
+  readonly #writeIds: WriteIdSet;
+  readonly #pendingWrites = new Map<string, Promise<void>>();
+  #spawned: SpawnedProcess | undefined;
+  #sandboxType: SandboxType = 'none';
+  #nextSeq = 1;
+  #exitCode: number | undefined;
+  #sandboxDenied = false;
+  #streamsOpen = true;
+  #closed = false;
+  #terminationRequested = false;
+  #done: Promise<void> = Promise.resolve();
+  #exitEvent: SequencedEvent | undefined;
+  #closedEvent: SequencedEvent | undefined;
+
+  constructor(init: ProcessRecordInit) {
+    this.#init = init;
+    this.processId = init.processId;
+    this.tty = init.tty;
+    this.#output = new RetainedOutput(init.retention);
+    this.history = new EventLog(init.history);
+    this.#writeIds = new WriteIdSet(init.writeIdCapacity);
+  }
+
+  get state(): ProcessState {
+    if (this.#spawned === undefined) return 'starting';
+    if (this.#closed) return 'closed';
+    return this.#exitCode === undefined ? 'running' : 'exited';
+  }
+
+  get sandboxType(): SandboxType {
+    return this.#sandboxType;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** True once `terminate` (or a shutdown) asked the child to die. */
+  get terminationRequested(): boolean {
+    return this.#terminationRequested;
+  }
+
+  /** Starting -> running: takes ownership of the child and starts following its output and exit. */
+  attach(launched: LocalSpawnResult): void {
+    if (this.#spawned !== undefined) throw new Error(`process ${this.processId} is already attached`);
+    this.#spawned = launched.process;
+    this.#sandboxType = launched.sandboxType;
+    const spawned = launched.process;
+    const outputDone = this.#pumpOutput(spawned);
+    this.#done = Promise.all([outputDone, this.#watchExit(spawned, outputDone)]).then(() => {});
+  }
+
+  /** One `process/read` page (spec §2.4): `maxBytes` undefined = unlimited. */
+  read(afterSeq: number, maxBytes: number | undefined): ReadResponse {
+    const page = this.#output.page(afterSeq, maxBytes ?? Number.POSITIVE_INFINITY);
+    const last = page.chunks.at(-1);
+    const response: ReadResponse = {
+      chunks: page.chunks,
+      nextSeq: maxBytes !== undefined && last !== undefined ? last.seq + 1 : this.#nextSeq,
+      exited: this.#exitCode !== undefined,
+      exitCode: this.#exitCode ?? null,
+      closed: this.#closed,
+      failure: null,
+      sandboxDenied: this.#sandboxDenied,
+    };
+    if (page.firstRetainedSeq !== undefined) response.firstRetainedSeq = page.firstRetainedSeq;
+    return response;
+  }
+
+  /**
+   * Every event after `afterSeq` still known: the replay history, or (when the cursor is older
+   * than the history) the retained output merged with the exit and close events.
+   * `firstRetainedSeq` is set when events after `afterSeq` were evicted from both.
+   */
+  eventsAfter(afterSeq: number): { events: SequencedEvent[]; firstRetainedSeq: number | undefined } {
+    if (!this.history.hasGapAfter(afterSeq)) return { events: this.history.after(afterSeq), firstRetainedSeq: undefined };
+    const events: SequencedEvent[] = this.#output
+      .after(afterSeq)
+      .map((chunk) => ({ type: 'output', seq: chunk.seq, stream: chunk.stream, chunk: chunk.chunk }));
+    for (const event of [this.#exitEvent, this.#closedEvent]) {
+      if (event !== undefined && event.seq > afterSeq) events.push(event);
+    }
+    events.sort((a, b) => a.seq - b.seq);
+    const gap = afterSeq < this.#output.lastEvictedSeq;
+    return { events, firstRetainedSeq: gap ? (this.#output.firstSeq ?? this.#nextSeq) : undefined };
+  }
+
+  /** `process/write` for this entry (the empty-id check and unknown ids are the table's). */
+  async write(chunk: Uint8Array, writeId: string): Promise<WriteStatus> {
+    const spawned = this.#spawned;
+    if (spawned === undefined) return 'starting';
+    if (!this.tty && !this.#init.pipeStdin) return 'stdinClosed';
+    if (this.#writeIds.has(writeId)) return 'accepted';
+    // A duplicate arriving while the first is still being written waits for it, never re-writes.
+    const pending = this.#pendingWrites.get(writeId);
+    if (pending !== undefined) {
+      await pending;
+      return 'accepted';
+    }
+    const writing = spawned.write(chunk).then(
+      () => this.#writeIds.add(writeId),
+      (error: unknown) => {
+        throw new RpcError('internal', 'failed to write to process stdin', { cause: error });
+      },
+    );
+    this.#pendingWrites.set(writeId, writing);
+    try {
+      await writing;
+    } finally {
+      this.#pendingWrites.delete(writeId);
+    }
+    return 'accepted';
+  }
+
+  /** SIGINT to the process group while running; a no-op when starting or exited. */
+  interrupt(): void {
+    if (this.#spawned === undefined || this.#exitCode !== undefined) return;
+    try {
+      this.#spawned.interrupt();
+    } catch (error) {
+      throw new RpcError('internal', `failed to signal process: ${describe(error)}`, { cause: error });
+    }
+  }
+
+  /** SIGKILL to the process group; true when the child was still running. */
+  terminate(): boolean {
+    if (this.#spawned === undefined || this.#exitCode !== undefined) return false;
+    this.#terminationRequested = true;
+    this.#init.logger.debug('terminating process', { processId: this.processId });
+    this.#spawned.kill('SIGKILL');
+    return true;
+  }
+
+  /** Resizes a running tty child; false for pipes, or once exited. */
+  resize(cols: number, rows: number): boolean {
+    if (this.#spawned === undefined || !this.tty || this.#exitCode !== undefined) return false;
+    this.#spawned.resize(cols, rows);
+    return true;
+  }
+
+  /** Kills the child's group if it is still running and waits until its streams have ended. */
+  async shutdown(): Promise<void> {
+    this.terminate();
+    await this.#spawned?.close();
+    await this.#done;
+  }
+
+  /** The `process/list` row. */
+  listEntry(): ProcessListEntry {
+    const entry: ProcessListEntry = {
+      processId: this.processId,
+      pid: this.#spawned !== undefined && this.#exitCode === undefined ? this.#spawned.pid : undefined,
+      argv: [...this.#init.argv],
+      cwd: this.#init.cwd,
+      tty: this.tty,
+      state: this.state,
+      exitCode: this.#exitCode,
+      sandboxType: this.#spawned === undefined ? undefined : this.#sandboxType,
+      nextSeq: this.#nextSeq,
+      startedAtMs: this.startedAtMs,
+    };
+    return entry;
+  }
+
+  async #pumpOutput(spawned: SpawnedProcess): Promise<void> {
+    try {
+      for await (const chunk of spawned.output()) this.#recordOutput(chunk.stream, chunk.bytes);
+    } catch (error) {
+      this.#init.logger.warn('process output failed', { processId: this.processId, error });
+    } finally {
+      this.#streamsOpen = false;
+      this.#maybeClose();
+    }
+  }
+
+  async #watchExit(spawned: SpawnedProcess, outputDone: Promise<void>): Promise<void> {
+    const status = await spawned.exited;
+    // Let output written just before the exit take its seq first; see EXIT_OUTPUT_GRACE_MS.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      outputDone,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, this.#init.exitGraceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    this.#recordExit(status.exitCode);
+  }
+
+  #nextSeqValue(): number {
+    const seq = this.#nextSeq;
+    this.#nextSeq += 1;
+    return seq;
+  }
+
+  #recordOutput(stream: OutputStream, chunk: Uint8Array): void {
+    if (chunk.byteLength === 0) return;
+    const seq = this.#nextSeqValue();
+    this.#output.push(seq, stream, chunk);
+    this.history.append({ type: 'output', seq, stream, chunk });
+    this.#init.emit({ method: 'process/output', params: { processId: this.processId, seq, stream, chunk } });
+    this.changed.notify();
+  }
+
+  #recordExit(exitCode: number): void {
+    const seq = this.#nextSeqValue();
+    this.#exitCode = exitCode;
+    this.#sandboxDenied = this.#sandboxType !== 'none' && this.#checkDenied(exitCode);
+    const sandboxDenied = this.#sandboxDenied;
+    this.#init.logger.debug('process exited', { processId: this.processId, seq, exitCode, sandboxDenied });
+    this.#exitEvent = { type: 'exited', seq, exitCode, sandboxDenied };
+    this.history.append(this.#exitEvent);
+    this.#init.emit({ method: 'process/exited', params: { processId: this.processId, seq, exitCode, sandboxDenied } });
+    this.changed.notify();
+    this.#maybeClose();
+  }
+
+  #maybeClose(): void {
+    if (this.#closed || this.#exitCode === undefined || this.#streamsOpen) return;
+    this.#closed = true;
+    const seq = this.#nextSeqValue();
+    this.#init.logger.debug('process closed', { processId: this.processId, seq });
+    this.#closedEvent = { type: 'closed', seq };
+    this.history.append(this.#closedEvent);
+    this.#init.emit({ method: 'process/closed', params: { processId: this.processId, seq } });
+    this.changed.notify();
+    this.#init.onClosed(this);
+  }
+
+  #checkDenied(exitCode: number): boolean {
+    // Concatenate bytes before decoding so a character split across chunks stays whole.
+    const stdout: Uint8Array[] = [];
+    const stderr: Uint8Array[] = [];
+    const aggregated: Uint8Array[] = [];
+    for (const chunk of this.#output.after(0)) {
+      (chunk.stream === 'stderr' ? stderr : stdout).push(chunk.chunk);
+      aggregated.push(chunk.chunk);
+    }
+    try {
+      return this.#init.isSandboxDenied(this.#sandboxType, {
+        exitCode,
+        stdout: fromUtf8(Buffer.concat(stdout)),
+        stderr: fromUtf8(Buffer.concat(stderr)),
+        aggregated: fromUtf8(Buffer.concat(aggregated)),
+      });
+    } catch (error) {
+      this.#init.logger.warn('sandbox denial check failed', { processId: this.processId, error });
+      return false;
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

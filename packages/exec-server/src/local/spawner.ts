@@ -1,0 +1,50 @@
+import type { SandboxContext, SandboxType } from '@execd/protocol';
+import type { SpawnedProcess } from '@execd/pty-utils';
+
+/** What the process table asks a Spawner to launch (validated, env computed, cwd a native path). */
+export interface LocalSpawnRequest {
+  /** The table key, for logs and sandbox helpers. */
+  readonly processId: string;
+  /** Program and arguments; never empty. */
+  readonly argv: readonly string[];
+  /** Absolute native working directory. */
+  readonly cwd: string;
+  /** The child's entire environment. */
+  readonly env: Readonly<Record<string, string>>;
+  /** What the child sees as `argv[0]`. */
+  readonly arg0: string | undefined;
+  /** PTY (stdin always writable) or pipes. */
+  readonly tty: boolean;
+  /** Pipes only: `pipe` keeps stdin writable, `null` gives the child /dev/null (EOF). */
+  readonly stdin: 'pipe' | 'null';
+  /** Sandbox intent from the request; undefined = run unsandboxed. */
+  readonly sandbox: SandboxContext | undefined;
+  /** Cap on draining output after the child exits. */
+  readonly drainTimeoutMs: number;
+}
+
+/** A launched child and the sandbox it actually runs under. */
+export interface LocalSpawnResult {
+  readonly process: SpawnedProcess;
+  /** `none` when unsandboxed. */
+  readonly sandboxType: SandboxType;
+}
+
+/**
+ * Launches one child. Rejects with an Error whose message becomes the -32603 text of a failed
+ * `process/start` (an `RpcError` is passed through unchanged, e.g. -32602 for an unusable sandbox).
+ */
+export type Spawner = (request: LocalSpawnRequest) => Promise<LocalSpawnResult>;
+
+/** The output of a finished sandboxed command, as denial detection reads it. */
+export interface SandboxedOutput {
+  readonly exitCode: number;
+  /** stdout plus PTY output, as text. */
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Everything in arrival order. */
+  readonly aggregated: string;
+}
+
+/** Decides whether a sandboxed command most likely failed because the sandbox denied it. */
+export type SandboxDenialCheck = (sandboxType: SandboxType, output: SandboxedOutput) => boolean;
