@@ -1,1 +1,48 @@
-export {};
+// @execd/exec-server/server: the exec-server (sessions, transports) for embedders and the CLI.
+
+export { AUTH_TOKEN_ENV_VAR, BearerTokenVerifier, loadAuthToken } from './auth.ts';
+export { ConnectionHandler, type ConnectionHandlerOptions } from './connection-handler.ts';
+export {
+  type ConnectionProcessorOptions,
+  type ConnectionTransport,
+  ConnectionProcessor,
+  MAX_PENDING_INBOUND_MESSAGES,
+} from './connection-processor.ts';
+export { DEFAULT_CAPABILITIES, type LocalEnvironmentInfoOptions, localEnvironmentInfo } from './environment-info.ts';
+export { LineSplitter, type SplitResult } from './line-splitter.ts';
+export {
+  DEFAULT_LISTEN_URL,
+  formatWebSocketUrl,
+  isLoopbackAddress,
+  type ListenTarget,
+  parseListenUrl,
+} from './listen-url.ts';
+export {
+  createJsonLineLogger,
+  isLogLevel,
+  type JsonLineLoggerOptions,
+  LOG_LEVELS,
+  type LogFields,
+  type Logger,
+  type LogLevel,
+  NOOP_LOGGER,
+} from './logger.ts';
+export {
+  type GateDecision,
+  MAX_QUEUED_NOTIFICATION_BYTES,
+  NotificationGate,
+  type NotificationGateStats,
+} from './notification-gate.ts';
+export { type DispatchMode, MAX_CONCURRENT_REQUESTS, parseDispatchMode, RequestLane } from './request-lanes.ts';
+export {
+  type CreateProcessTable,
+  DETACHED_SESSION_TTL_MS,
+  type SessionAttachment,
+  SessionHandle,
+  SessionRegistry,
+  type SessionRegistryOptions,
+} from './session-registry.ts';
+export { type ExecServerOptions, type RunningExecServer, startExecServer } from './start-exec-server.ts';
+export { STDIO_CONNECTION_LABEL, StdioTransport, type StdioTransportOptions } from './stdio-transport.ts';
+export { OVERSIZE_FRAME_MARGIN_BYTES } from './websocket-listener.ts';
+export { KEEPALIVE_MISSES_BEFORE_TERMINATE, WEBSOCKET_KEEPALIVE_INTERVAL_MS } from './websocket-transport.ts';

@@ -1,0 +1,57 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { ExecError } from '@execd/protocol';
+
+/** The environment variable holding the auth token when no `--auth-token-file` is given. */
+export const AUTH_TOKEN_ENV_VAR = 'EXECD_AUTH_TOKEN';
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/**
+ * Checks `Authorization: Bearer <token>` headers against one token in constant time: both sides
+ * are hashed first, so neither the comparison nor an early length mismatch leaks the token.
+ */
+export class BearerTokenVerifier {
+  readonly #expected: Buffer;
+
+  constructor(token: string) {
+    if (token.length === 0) throw new ExecError('invalidParams', 'the auth token must not be empty');
+    this.#expected = digest(token);
+  }
+
+  /** True when `header` is `Bearer <the token>` (scheme case-insensitive). */
+  verify(header: string | undefined): boolean {
+    const match = header === undefined ? null : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+    // Hash something even on a malformed header, so timing does not reveal the header's shape.
+    const candidate = digest(match?.[1] ?? '');
+    return timingSafeEqual(candidate, this.#expected) && match !== null;
+  }
+}
+
+/**
+ * Resolves the server's auth token: the trimmed contents of `tokenFile` when given, else the
+ * `EXECD_AUTH_TOKEN` variable of `env`, else undefined (no auth). An empty token is an error.
+ */
+export async function loadAuthToken(options: {
+  readonly tokenFile?: string | undefined;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}): Promise<string | undefined> {
+  if (options.tokenFile !== undefined) {
+    let text: string;
+    try {
+      text = await readFile(options.tokenFile, 'utf8');
+    } catch (cause) {
+      throw new ExecError('invalidParams', `cannot read --auth-token-file \`${options.tokenFile}\`: ${(cause as Error).message}`, {
+        cause,
+      });
+    }
+    const token = text.trim();
+    if (token.length === 0) throw new ExecError('invalidParams', `--auth-token-file \`${options.tokenFile}\` is empty`);
+    return token;
+  }
+  const fromEnv = options.env?.[AUTH_TOKEN_ENV_VAR]?.trim();
+  if (fromEnv === undefined || fromEnv.length === 0) return undefined;
+  return fromEnv;
+}

@@ -1,0 +1,198 @@
+import {
+  decodeParams,
+  type EnvironmentInfo,
+  ExecError,
+  type InitializeResponse,
+  isMethodName,
+  METHODS,
+  RpcError,
+} from '@execd/protocol';
+import type { ProcessNotification } from '../types.ts';
+import { type Logger, NOOP_LOGGER } from './logger.ts';
+import type { SessionHandle, SessionRegistry } from './session-registry.ts';
+
+/** Options of {@link ConnectionHandler}. */
+export interface ConnectionHandlerOptions {
+  readonly registry: SessionRegistry;
+  /** Where the attached session's process notifications go. */
+  readonly notify: (notification: ProcessNotification) => void;
+  /** Describes this executor (for `environment/info` and the `initialize` result). */
+  readonly environmentInfo: () => EnvironmentInfo;
+  /** Fires when the connection goes away: long-polls in flight are abandoned. */
+  readonly cancelSignal?: AbortSignal;
+  readonly logger?: Logger;
+}
+
+const RESUMED_ELSEWHERE = 'session has been resumed by another connection';
+
+function methodNotFound(method: string): RpcError {
+  return new RpcError('methodNotFound', `exec-server stub does not implement \`${method}\` yet`);
+}
+
+/**
+ * The per-connection protocol state of spec §2.3: `initialize` once, then `initialized`, then
+ * methods, each routed to the attached session's process table. Transport-free, so the handshake
+ * and resume rules are tested without sockets.
+ *
+ * ```
+ *  fresh ──initialize ok──> initializing ──initialized──> ready
+ *    ^          │                                            │
+ *    └─ failed ─┘            detach (disconnect) / resumed elsewhere ──> gone
+ * ```
+ */
+export class ConnectionHandler {
+  readonly #registry: SessionRegistry;
+  readonly #environmentInfo: () => EnvironmentInfo;
+  readonly #logger: Logger;
+  /** Aborted when the connection goes away or another connection resumes the session. */
+  readonly #cancel = new AbortController();
+  readonly #attachment: { notify: (n: ProcessNotification) => void; evict: () => void };
+  #initializeRequested = false;
+  #initialized = false;
+  #detached = false;
+  #session: SessionHandle | undefined;
+
+  constructor(options: ConnectionHandlerOptions) {
+    this.#registry = options.registry;
+    this.#environmentInfo = options.environmentInfo;
+    this.#logger = options.logger ?? NOOP_LOGGER;
+    this.#attachment = {
+      notify: options.notify,
+      evict: () => this.#cancel.abort(new RpcError('invalidRequest', RESUMED_ELSEWHERE)),
+    };
+    const cancelSignal = options.cancelSignal;
+    if (cancelSignal?.aborted) this.#cancel.abort(cancelSignal.reason);
+    cancelSignal?.addEventListener('abort', () => this.#cancel.abort(cancelSignal.reason), { once: true });
+  }
+
+  /** True once `initialized` was accepted: from then on requests may run concurrently. */
+  get ready(): boolean {
+    return this.#initialized;
+  }
+
+  /** The attached session's id, once `initialize` succeeded. */
+  get sessionId(): string | undefined {
+    return this.#session?.sessionId;
+  }
+
+  /** False when another connection took the session over; the connection should then end. */
+  isSessionAttached(): boolean {
+    return this.#session === undefined || this.#session.isAttached();
+  }
+
+  /**
+   * Handles one request and returns its result. Throws `RpcError` with the original's codes:
+   * -32601 unknown method, -32602 bad params, -32600 handshake order, plus the table's errors.
+   */
+  async handleRequest(method: string, rawParams: unknown): Promise<unknown> {
+    if (!isMethodName(method)) throw methodNotFound(method);
+    const entry = METHODS[method] as { type: string; from: string; family?: string };
+    if (entry.type !== 'request' || entry.from !== 'client') throw methodNotFound(method);
+    switch (method) {
+      case 'initialize':
+        return this.#initialize(decodeParams(method, rawParams).resumeSessionId);
+      case 'process/start': {
+        const params = decodeParams(method, rawParams);
+        return this.#requireReadyFor('exec').table.start(params);
+      }
+      case 'process/read': {
+        const params = decodeParams(method, rawParams);
+        const session = this.#requireReadyFor('exec');
+        try {
+          const response = await session.table.read(params, this.#cancel.signal);
+          this.#requireAttached();
+          return response;
+        } catch (error) {
+          this.#requireAttached();
+          throw error;
+        }
+      }
+      case 'process/write': {
+        const params = decodeParams(method, rawParams);
+        return this.#requireReadyFor('exec').table.write(params);
+      }
+      case 'process/signal': {
+        const params = decodeParams(method, rawParams);
+        return this.#requireReadyFor('exec').table.signal(params);
+      }
+      case 'process/terminate': {
+        const params = decodeParams(method, rawParams);
+        return this.#requireReadyFor('exec').table.terminate(params);
+      }
+      case 'process/resize': {
+        const params = decodeParams(method, rawParams);
+        return this.#requireReadyFor('exec').table.resize(params);
+      }
+      case 'process/list':
+        decodeParams(method, rawParams);
+        return this.#requireReadyFor('exec').table.list();
+      case 'environment/info':
+        decodeParams(method, rawParams);
+        this.#requireReadyFor('environment info');
+        return this.#environmentInfo();
+      case 'environment/status':
+        decodeParams(method, rawParams);
+        this.#requireReadyFor('environment status');
+        return { status: 'ready' };
+      default:
+        throw methodNotFound(method);
+    }
+  }
+
+  /**
+   * Handles the `initialized` notification. Throws `ExecError` (`protocol`) when it is out of
+   * order; the caller then closes the connection, as the original does.
+   */
+  initialized(): void {
+    if (!this.#initializeRequested) {
+      throw new ExecError('protocol', 'received `initialized` notification before `initialize`');
+    }
+    if (!this.#session) throw new ExecError('protocol', 'client must call initialize before using methods');
+    if (!this.#session.isAttached()) throw new ExecError('protocol', RESUMED_ELSEWHERE);
+    this.#initialized = true;
+  }
+
+  /** The connection went away: detach the session (its TTL starts). Idempotent. */
+  detach(): void {
+    this.#detached = true;
+    this.#session?.detach();
+  }
+
+  async #initialize(resumeSessionId: string | undefined): Promise<InitializeResponse> {
+    if (this.#initializeRequested) {
+      throw new RpcError('invalidRequest', 'initialize may only be sent once per connection');
+    }
+    this.#initializeRequested = true;
+    let session: SessionHandle;
+    try {
+      session = await this.#registry.attach(resumeSessionId, this.#attachment);
+    } catch (error) {
+      // A failed initialize may be retried on the same connection.
+      this.#initializeRequested = false;
+      throw error;
+    }
+    this.#session = session;
+    // The connection may have dropped while attaching; never leave a session attached to nobody.
+    if (this.#detached) session.detach();
+    this.#logger.debug('session attached', { sessionId: session.sessionId, resumed: resumeSessionId !== undefined });
+    return { sessionId: session.sessionId, environmentInfo: this.#environmentInfo() };
+  }
+
+  #requireAttached(): SessionHandle {
+    const session = this.#session;
+    if (!session) throw new RpcError('invalidRequest', 'client must call initialize before using methods');
+    if (!session.isAttached()) throw new RpcError('invalidRequest', RESUMED_ELSEWHERE);
+    return session;
+  }
+
+  #requireReadyFor(family: string): SessionHandle {
+    if (!this.#initializeRequested) {
+      throw new RpcError('invalidRequest', `client must call initialize before using ${family} methods`);
+    }
+    const session = this.#requireAttached();
+    if (!this.#initialized) {
+      throw new RpcError('invalidRequest', `client must send initialized before using ${family} methods`);
+    }
+    return session;
+  }
+}

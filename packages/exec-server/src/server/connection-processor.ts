@@ -1,0 +1,248 @@
+import {
+  type CodecName,
+  type EnvironmentInfo,
+  errorMessage,
+  METHODS,
+  notificationMessage,
+  type RequestId,
+  RPC_ERROR_NUMBERS,
+  responseMessage,
+  RpcError,
+  type RpcMessage,
+} from '@execd/protocol';
+import { ConnectionHandler } from './connection-handler.ts';
+import { type Logger, NOOP_LOGGER } from './logger.ts';
+import { type DispatchMode, RequestLane } from './request-lanes.ts';
+import type { SessionRegistry } from './session-registry.ts';
+
+/**
+ * Inbound messages a connection may have queued (read but not yet running) before the transport
+ * stops reading from the socket: the original's per-connection `CHANNEL_CAPACITY`. Past it the
+ * kernel's buffers, then TCP flow control, push back on the client.
+ */
+export const MAX_PENDING_INBOUND_MESSAGES = 128;
+
+/** What a transport (WebSocket, stdio) offers the processor of one connection. */
+export interface ConnectionTransport {
+  /** Human-readable peer name used in logs and error texts, e.g. `exec-server websocket 127.0.0.1:5000`. */
+  readonly label: string;
+  /** Sends a response or error in `codec`; never dropped while the connection is open. */
+  sendResponse(message: RpcMessage, codec: CodecName): void;
+  /** Sends a notification in the connection's codec, unless the client is too slow to take it. */
+  sendNotification(message: RpcMessage): void;
+  /** Ends the connection (the transport then calls `disconnected`). */
+  close(reason: string): void;
+  /** Stops/restarts reading inbound frames (backpressure). */
+  pauseReading(): void;
+  resumeReading(): void;
+}
+
+/** Options of {@link ConnectionProcessor}. */
+export interface ConnectionProcessorOptions {
+  readonly transport: ConnectionTransport;
+  readonly registry: SessionRegistry;
+  readonly dispatchMode: DispatchMode;
+  readonly environmentInfo: () => EnvironmentInfo;
+  readonly logger?: Logger;
+}
+
+type InboundEvent =
+  | { readonly kind: 'message'; readonly message: RpcMessage; readonly codec: CodecName }
+  | { readonly kind: 'malformed'; readonly reason: string; readonly codec: CodecName };
+
+/**
+ * Runs one connection (spec §2.5, §2.6): reads classified frames in arrival order, answers
+ * malformed frames with id -1, closes on protocol violations, and runs requests inline or on the
+ * control/ordinary lanes. On disconnect, in-flight requests are abandoned and the session detached.
+ */
+export class ConnectionProcessor {
+  readonly #transport: ConnectionTransport;
+  readonly #handler: ConnectionHandler;
+  readonly #logger: Logger;
+  readonly #mode: DispatchMode;
+  readonly #lanes: { readonly control: RequestLane; readonly ordinary: RequestLane } | undefined;
+  readonly #inbox: InboundEvent[] = [];
+  readonly #abort = new AbortController();
+  readonly #inFlight = new Set<Promise<void>>();
+  readonly #done: Promise<void>;
+  readonly #abortedPromise: Promise<void>;
+  #wake: (() => void) | undefined;
+  #paused = false;
+
+  constructor(options: ConnectionProcessorOptions) {
+    this.#transport = options.transport;
+    this.#logger = options.logger ?? NOOP_LOGGER;
+    this.#mode = options.dispatchMode;
+    this.#lanes =
+      this.#mode.kind === 'concurrent'
+        ? { control: new RequestLane(this.#mode.limit), ordinary: new RequestLane(this.#mode.limit) }
+        : undefined;
+    const signal = this.#abort.signal;
+    this.#abortedPromise = new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    this.#handler = new ConnectionHandler({
+      registry: options.registry,
+      cancelSignal: signal,
+      environmentInfo: options.environmentInfo,
+      logger: this.#logger,
+      notify: (notification) => {
+        if (this.#abort.signal.aborted) return;
+        this.#transport.sendNotification(notificationMessage(notification.method, notification.params));
+      },
+    });
+    this.#done = this.#run();
+  }
+
+  /** Settles once the connection ended: loop stopped, in-flight work abandoned, session detached. */
+  get done(): Promise<void> {
+    return this.#done;
+  }
+
+  /** The attached session's id, once initialized (for logs and tests). */
+  get sessionId(): string | undefined {
+    return this.#handler.sessionId;
+  }
+
+  /** A decoded, classified inbound frame, and the codec it came in. */
+  receive(message: RpcMessage, codec: CodecName): void {
+    this.#push({ kind: 'message', message, codec });
+  }
+
+  /** A frame that could not be decoded; `reason` is the full text sent back with id -1. */
+  receiveMalformed(reason: string, codec: CodecName): void {
+    this.#push({ kind: 'malformed', reason, codec });
+  }
+
+  /** The transport is gone (closed, EOF, error). Idempotent. */
+  disconnected(reason?: string): void {
+    if (this.#abort.signal.aborted) return;
+    if (reason) this.#logger.debug('connection disconnected', { connection: this.#transport.label, reason });
+    this.#abort.abort(new RpcError('transportClosed', reason ?? 'connection closed'));
+    this.#wake?.();
+  }
+
+  #push(event: InboundEvent): void {
+    if (this.#abort.signal.aborted) return;
+    this.#inbox.push(event);
+    this.#updateBackpressure();
+    this.#wake?.();
+  }
+
+  #pending(): number {
+    return this.#inbox.length + (this.#lanes ? this.#lanes.control.waiting + this.#lanes.ordinary.waiting : 0);
+  }
+
+  #updateBackpressure(): void {
+    const pending = this.#pending();
+    if (!this.#paused && pending >= MAX_PENDING_INBOUND_MESSAGES) {
+      this.#paused = true;
+      this.#transport.pauseReading();
+    } else if (this.#paused && pending < MAX_PENDING_INBOUND_MESSAGES / 2) {
+      this.#paused = false;
+      this.#transport.resumeReading();
+    }
+  }
+
+  async #next(): Promise<InboundEvent | undefined> {
+    while (this.#inbox.length === 0 && !this.#abort.signal.aborted) {
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+      });
+      this.#wake = undefined;
+    }
+    if (this.#abort.signal.aborted) return undefined;
+    const event = this.#inbox.shift();
+    this.#updateBackpressure();
+    return event;
+  }
+
+  async #run(): Promise<void> {
+    try {
+      for (let event = await this.#next(); event; event = await this.#next()) {
+        if (!this.#handler.isSessionAttached()) {
+          this.#logger.debug('connection evicted after session resume', { connection: this.#transport.label });
+          this.#close('session has been resumed by another connection');
+          break;
+        }
+        if (event.kind === 'malformed') {
+          this.#logger.warn('ignoring malformed message', { connection: this.#transport.label, reason: event.reason });
+          this.#transport.sendResponse(errorMessage(-1, new RpcError('invalidRequest', event.reason)), event.codec);
+          continue;
+        }
+        if (!(await this.#dispatch(event.message, event.codec))) break;
+      }
+    } catch (error) {
+      this.#logger.error('connection loop failed', { connection: this.#transport.label, error });
+      this.#close('internal error');
+    } finally {
+      this.disconnected();
+      this.#handler.detach();
+      await Promise.allSettled([...this.#inFlight]);
+    }
+  }
+
+  /** Handles one message; false ends the connection. */
+  async #dispatch(message: RpcMessage, codec: CodecName): Promise<boolean> {
+    switch (message.kind) {
+      case 'request':
+        return this.#dispatchRequest(message.id, message.method, message.params, codec);
+      case 'notification':
+        if (message.method !== 'initialized') {
+          this.#close(`unexpected notification \`${message.method}\``);
+          return false;
+        }
+        try {
+          this.#handler.initialized();
+          return true;
+        } catch (error) {
+          this.#close(error instanceof Error ? error.message : String(error));
+          return false;
+        }
+      case 'response':
+      case 'error':
+        // The server sends no requests, so no client response can match one.
+        this.#close(`unexpected client ${message.kind} for id ${String(message.id)}`);
+        return false;
+    }
+  }
+
+  async #dispatchRequest(id: RequestId, method: string, params: unknown, codec: CodecName): Promise<boolean> {
+    const run = (): Promise<void> => this.#runRequest(id, method, params, codec);
+    if (!this.#lanes || !this.#handler.ready) {
+      // Inline: later frames wait for this one (and handshake requests are always inline).
+      await Promise.race([run(), this.#abortedPromise]);
+      return !this.#abort.signal.aborted;
+    }
+    const lane = (METHODS as Record<string, { lane?: string }>)[method]?.lane === 'control' ? this.#lanes.control : this.#lanes.ordinary;
+    const task = lane.run(run, this.#abort.signal).finally(() => {
+      this.#inFlight.delete(task);
+      this.#updateBackpressure();
+    });
+    this.#inFlight.add(task);
+    this.#updateBackpressure();
+    return true;
+  }
+
+  async #runRequest(id: RequestId, method: string, params: unknown, codec: CodecName): Promise<void> {
+    this.#logger.trace('request in', { connection: this.#transport.label, id, method });
+    let reply: RpcMessage;
+    try {
+      const result = await this.#handler.handleRequest(method, params);
+      reply = responseMessage(id, result ?? {});
+    } catch (error) {
+      reply = errorMessage(id, error);
+      if (reply.kind === 'error' && reply.error.code === RPC_ERROR_NUMBERS.internal) {
+        this.#logger.warn('request failed', { connection: this.#transport.label, id, method, error });
+      }
+    }
+    // A request whose connection went away mid-flight is abandoned.
+    if (this.#abort.signal.aborted) return;
+    this.#logger.trace('response out', { connection: this.#transport.label, id, method, ok: reply.kind === 'response' });
+    this.#transport.sendResponse(reply, codec);
+  }
+
+  #close(reason: string): void {
+    this.#logger.warn('closing connection', { connection: this.#transport.label, reason });
+    this.#transport.close(reason);
+    this.disconnected(reason);
+  }
+}

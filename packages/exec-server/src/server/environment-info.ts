@@ -1,0 +1,69 @@
+import { basename, isAbsolute, resolve } from 'node:path';
+import { type EnvironmentInfo, pathToFileUri } from '@execd/protocol';
+
+/** The shell reported when `$SHELL` is unset or not an absolute path. */
+const FALLBACK_SHELL_PATH = '/bin/sh';
+
+/**
+ * What this server can do beyond the original's basic process surface. The original's local
+ * server reports its own features (network proxy, filesystem, HTTP, config read) as `true`;
+ * execd does not implement those methods yet, so it reports them `false` rather than invite
+ * calls that would fail with -32601. `shellSnapshotV2` turns true once snapshots are wired.
+ */
+export const DEFAULT_CAPABILITIES: EnvironmentInfo['capabilities'] = Object.freeze({
+  networkProxyLaunch: false,
+  capabilityDiscoverySandbox: false,
+  environmentConfigRead: false,
+  httpHeaderEnvVars: false,
+  sandboxedFileStreaming: false,
+  shellSnapshotV2: false,
+  processResize: true,
+  processList: true,
+  retentionGapReporting: true,
+});
+
+/** Inputs of {@link localEnvironmentInfo}; every field defaults to this process's own. */
+export interface LocalEnvironmentInfoOptions {
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly cwd?: string;
+  /** Overrides merged over {@link DEFAULT_CAPABILITIES}. */
+  readonly capabilities?: Partial<EnvironmentInfo['capabilities']>;
+}
+
+function toUri(path: string, cwd: string): string | undefined {
+  try {
+    return pathToFileUri(isAbsolute(path) ? resolve(path) : resolve(cwd, path));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Describes this executor as `environment/info` does: the user's shell (`$SHELL`, else
+ * `/bin/sh`), the working directory, `TMPDIR` as `temporaryDirectories` (a relative value is
+ * resolved against the working directory) and the temp dir, all as `file://` URIs.
+ */
+export function localEnvironmentInfo(options: LocalEnvironmentInfoOptions = {}): EnvironmentInfo {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const shellVar = env.SHELL;
+  const shellPath = shellVar && isAbsolute(shellVar) ? shellVar : FALLBACK_SHELL_PATH;
+
+  const temporaryDirectories: string[] = [];
+  const tmpdirVar = env.TMPDIR;
+  if (tmpdirVar) {
+    const uri = toUri(tmpdirVar, cwd);
+    if (uri !== undefined) temporaryDirectories.push(uri);
+  }
+  // `tempDir` is the platform temp dir, chosen as Node's os.tmpdir() does on POSIX.
+  const tempDir = temporaryDirectories[0] ?? toUri(env.TMP || env.TEMP || '/tmp', cwd);
+
+  const info: EnvironmentInfo = {
+    shell: { name: basename(shellPath), path: shellPath },
+    cwd: toUri(cwd, cwd),
+    temporaryDirectories,
+    tempDir,
+    capabilities: { ...DEFAULT_CAPABILITIES, ...options.capabilities },
+  };
+  return info;
+}

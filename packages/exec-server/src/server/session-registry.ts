@@ -1,0 +1,207 @@
+import { randomUUID } from 'node:crypto';
+import { RpcError } from '@execd/protocol';
+import type { ProcessNotification, ProcessTable } from '../types.ts';
+import { type Logger, NOOP_LOGGER } from './logger.ts';
+
+/**
+ * How long a session whose connection went away is kept for a resume before its processes are
+ * terminated: the original's `DETACHED_SESSION_TTL`. The client's recovery gives up after 25 s,
+ * inside this window.
+ */
+export const DETACHED_SESSION_TTL_MS = 30_000;
+
+/** The connection side of an attachment: where notifications go, and how it learns it lost the session. */
+export interface SessionAttachment {
+  /** Receives every notification of the session's processes while this attachment is current. */
+  notify(notification: ProcessNotification): void;
+  /** Another connection resumed the session after this one detached; abandon in-flight work. */
+  evict(): void;
+}
+
+/** Builds the process table of a new session. */
+export type CreateProcessTable = (context: { readonly sessionId: string }) => ProcessTable;
+
+/** Options of {@link SessionRegistry}. */
+export interface SessionRegistryOptions {
+  readonly createProcessTable: CreateProcessTable;
+  /** Default {@link DETACHED_SESSION_TTL_MS}. */
+  readonly detachedTtlMs?: number;
+  readonly logger?: Logger;
+}
+
+/** @internal One registry row; exported only so declarations can name it. */
+export class SessionEntry {
+  readonly id: string;
+  readonly table: ProcessTable;
+  readonly subscription: Disposable;
+  current: SessionAttachment | undefined;
+  detachedFrom: SessionAttachment | undefined;
+  expiresAtMs: number | undefined;
+  timer: NodeJS.Timeout | undefined;
+
+  constructor(id: string, table: ProcessTable, attachment: SessionAttachment) {
+    this.id = id;
+    this.table = table;
+    this.current = attachment;
+    this.subscription = table.subscribe((notification) => this.current?.notify(notification));
+  }
+
+  isExpired(nowMs: number): boolean {
+    return this.expiresAtMs !== undefined && nowMs >= this.expiresAtMs;
+  }
+
+  clearTimer(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
+
+/** One connection's hold on a session: its process table, and whether it is still the attached one. */
+export class SessionHandle {
+  readonly #registry: SessionRegistry;
+  readonly #entry: SessionEntry;
+  readonly #attachment: SessionAttachment;
+
+  /** @internal Created by {@link SessionRegistry.attach}. */
+  constructor(registry: SessionRegistry, entry: SessionEntry, attachment: SessionAttachment) {
+    this.#registry = registry;
+    this.#entry = entry;
+    this.#attachment = attachment;
+  }
+
+  /** The session's id (a UUID v4), stable across resumes. */
+  get sessionId(): string {
+    return this.#entry.id;
+  }
+
+  /** The session's process table. */
+  get table(): ProcessTable {
+    return this.#entry.table;
+  }
+
+  /** False once this connection detached (and possibly another one resumed the session). */
+  isAttached(): boolean {
+    return this.#entry.current === this.#attachment;
+  }
+
+  /** Detaches this connection: notifications stop, and the TTL starts. Idempotent. */
+  detach(): void {
+    this.#registry.detach(this.#entry, this.#attachment);
+  }
+}
+
+/**
+ * Sessions by id, shared by every connection of a server (spec §2.3). A session is attached to
+ * at most one connection; a detached one waits `detachedTtlMs` for a resume, then its processes
+ * are terminated and its id forgotten.
+ *
+ * ```
+ *  new ──attach──> attached ──detach──> detached ──TTL──> expired (processes terminated)
+ *                     ^                    │
+ *                     └───────resume───────┘
+ * ```
+ */
+export class SessionRegistry implements AsyncDisposable {
+  readonly #sessions = new Map<string, SessionEntry>();
+  readonly #createProcessTable: CreateProcessTable;
+  readonly #ttlMs: number;
+  readonly #logger: Logger;
+  readonly #pendingShutdowns = new Set<Promise<void>>();
+  #closing: Promise<void> | undefined;
+
+  constructor(options: SessionRegistryOptions) {
+    this.#createProcessTable = options.createProcessTable;
+    this.#ttlMs = options.detachedTtlMs ?? DETACHED_SESSION_TTL_MS;
+    this.#logger = options.logger ?? NOOP_LOGGER;
+  }
+
+  /** Number of live (attached or detached) sessions. */
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  /**
+   * Creates a session (no `resumeSessionId`) or re-attaches a detached one. Throws `RpcError`
+   * -32600 `unknown session id {id}` (also after expiry) or -32010 while another connection holds it.
+   */
+  async attach(resumeSessionId: string | undefined, attachment: SessionAttachment): Promise<SessionHandle> {
+    if (this.#closing) throw new RpcError('internal', 'exec-server is shutting down');
+    if (resumeSessionId === undefined) {
+      const id = randomUUID();
+      const entry = new SessionEntry(id, this.#createProcessTable({ sessionId: id }), attachment);
+      this.#sessions.set(id, entry);
+      this.#logger.debug('session created', { sessionId: id });
+      return new SessionHandle(this, entry, attachment);
+    }
+    const entry = this.#sessions.get(resumeSessionId);
+    if (!entry) throw new RpcError('invalidRequest', `unknown session id ${resumeSessionId}`);
+    if (entry.isExpired(Date.now())) {
+      await this.#expire(entry, 'expired before resume');
+      throw new RpcError('invalidRequest', `unknown session id ${resumeSessionId}`);
+    }
+    if (entry.current) {
+      throw new RpcError('sessionAlreadyAttached', `session ${resumeSessionId} is already attached to another connection`);
+    }
+    const previous = entry.detachedFrom;
+    entry.clearTimer();
+    entry.current = attachment;
+    entry.detachedFrom = undefined;
+    entry.expiresAtMs = undefined;
+    this.#logger.debug('session resumed', { sessionId: entry.id });
+    previous?.evict();
+    return new SessionHandle(this, entry, attachment);
+  }
+
+  /** @internal Used by {@link SessionHandle.detach}. */
+  detach(entry: SessionEntry, attachment: SessionAttachment): void {
+    if (entry.current !== attachment || this.#sessions.get(entry.id) !== entry) return;
+    entry.current = undefined;
+    entry.detachedFrom = attachment;
+    entry.expiresAtMs = Date.now() + this.#ttlMs;
+    entry.clearTimer();
+    entry.timer = setTimeout(() => {
+      entry.timer = undefined;
+      if (entry.current === undefined && entry.detachedFrom === attachment) {
+        void this.#expire(entry, 'detached session TTL elapsed');
+      }
+    }, this.#ttlMs);
+    // A detached session must not keep an embedding process alive on its own.
+    entry.timer.unref();
+    this.#logger.debug('session detached', { sessionId: entry.id, ttlMs: this.#ttlMs });
+  }
+
+  #expire(entry: SessionEntry, reason: string): Promise<void> {
+    if (this.#sessions.get(entry.id) === entry) this.#sessions.delete(entry.id);
+    entry.clearTimer();
+    this.#logger.info('session removed; terminating its processes', { sessionId: entry.id, reason });
+    const done = this.#shutdownEntry(entry);
+    this.#pendingShutdowns.add(done);
+    void done.finally(() => this.#pendingShutdowns.delete(done));
+    return done;
+  }
+
+  async #shutdownEntry(entry: SessionEntry): Promise<void> {
+    entry.subscription[Symbol.dispose]();
+    entry.current = undefined;
+    try {
+      await entry.table.shutdown();
+    } catch (error) {
+      this.#logger.error('process table shutdown failed', { sessionId: entry.id, error });
+    }
+  }
+
+  /** Terminates every session's processes (attached or not) and waits for them. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      const entries = [...this.#sessions.values()];
+      this.#sessions.clear();
+      for (const entry of entries) entry.clearTimer();
+      await Promise.all([...entries.map((entry) => this.#shutdownEntry(entry)), ...this.#pendingShutdowns]);
+    })();
+    return this.#closing;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}

@@ -1,0 +1,160 @@
+import { type EnvironmentInfo, ExecError, MAX_FRAME_BYTES, RpcError } from '@execd/protocol';
+import { BearerTokenVerifier } from './auth.ts';
+import { ConnectionProcessor, type ConnectionTransport } from './connection-processor.ts';
+import { localEnvironmentInfo } from './environment-info.ts';
+import { DEFAULT_LISTEN_URL, isLoopbackAddress, parseListenUrl } from './listen-url.ts';
+import { type Logger, NOOP_LOGGER } from './logger.ts';
+import { MAX_QUEUED_NOTIFICATION_BYTES } from './notification-gate.ts';
+import { parseDispatchMode } from './request-lanes.ts';
+import { type CreateProcessTable, DETACHED_SESSION_TTL_MS, SessionRegistry } from './session-registry.ts';
+import { StdioTransport } from './stdio-transport.ts';
+import { listenWebSocket } from './websocket-listener.ts';
+import { WEBSOCKET_KEEPALIVE_INTERVAL_MS } from './websocket-transport.ts';
+
+/** Options of {@link startExecServer}. Every duration and limit has the original's default. */
+export interface ExecServerOptions {
+  /** `ws://IP:PORT` (default `ws://127.0.0.1:0`), `stdio` or `stdio://`. */
+  readonly listen?: string;
+  /** `--concurrent-requests`: 1 (default) runs requests inline; N >= 2 gives each lane N permits. */
+  readonly concurrentRequests?: number | string;
+  /** Require `Authorization: Bearer <token>` on the WebSocket upgrade. Needed for non-loopback hosts. */
+  readonly authToken?: string | undefined;
+  readonly logger?: Logger;
+  /** Builds each new session's process table. */
+  readonly createProcessTable?: CreateProcessTable;
+  /** How long a detached session waits for a resume (default 30 s). */
+  readonly detachedSessionTtlMs?: number;
+  /** Interval between WebSocket pings (default 30 s); 0 disables keepalive. */
+  readonly keepaliveIntervalMs?: number;
+  /** Largest inbound frame or stdio line in bytes (default 64 MiB). */
+  readonly maxFrameBytes?: number;
+  /** Outbound backlog above which a connection's notifications are paused (default 16 MiB). */
+  readonly maxQueuedNotificationBytes?: number;
+  /** Describes this executor (default {@link localEnvironmentInfo}). */
+  readonly environmentInfo?: () => EnvironmentInfo;
+  /** Streams of the stdio transport (default the process's stdin/stdout). */
+  readonly stdio?: { readonly input: NodeJS.ReadableStream; readonly output: NodeJS.WritableStream };
+}
+
+/** A running exec-server. */
+export interface RunningExecServer extends AsyncDisposable {
+  /** `ws://IP:PORT` with the bound port, or `stdio`. */
+  readonly url: string;
+  /** Settles once the server stopped: after `close()`, or when the stdio connection ended. */
+  readonly closed: Promise<void>;
+  /** Stops accepting, closes every connection and terminates every process tree. Idempotent. */
+  close(): Promise<void>;
+}
+
+function positiveInteger(name: string, value: number | undefined, fallback: number, allowZero = false): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < (allowZero ? 0 : 1)) {
+    throw new ExecError('invalidParams', `${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got ${value}`);
+  }
+  return value;
+}
+
+const NO_PROCESS_TABLE: CreateProcessTable = () => {
+  throw new RpcError('internal', 'this exec-server has no process table configured');
+};
+
+/**
+ * Starts an exec-server: binds (or takes over stdio), and serves sessions until `close()`.
+ * Refuses a non-loopback WebSocket address without an auth token.
+ */
+export async function startExecServer(options: ExecServerOptions = {}): Promise<RunningExecServer> {
+  const logger = options.logger ?? NOOP_LOGGER;
+  const target = parseListenUrl(options.listen ?? DEFAULT_LISTEN_URL);
+  const dispatchMode = parseDispatchMode(options.concurrentRequests ?? 1);
+  const maxFrameBytes = positiveInteger('maxFrameBytes', options.maxFrameBytes, MAX_FRAME_BYTES);
+  const maxQueuedNotificationBytes = positiveInteger(
+    'maxQueuedNotificationBytes',
+    options.maxQueuedNotificationBytes,
+    MAX_QUEUED_NOTIFICATION_BYTES,
+  );
+  const keepaliveIntervalMs = positiveInteger('keepaliveIntervalMs', options.keepaliveIntervalMs, WEBSOCKET_KEEPALIVE_INTERVAL_MS, true);
+  const detachedTtlMs = positiveInteger('detachedSessionTtlMs', options.detachedSessionTtlMs, DETACHED_SESSION_TTL_MS);
+  const verifier = options.authToken === undefined ? undefined : new BearerTokenVerifier(options.authToken);
+  if (target.kind === 'websocket' && !isLoopbackAddress(target.host) && !verifier) {
+    throw new ExecError(
+      'unsupported',
+      `refusing to listen on non-loopback address ${target.host} without an auth token; ` +
+        'pass --auth-token-file or set EXECD_AUTH_TOKEN',
+    );
+  }
+
+  const registry = new SessionRegistry({
+    createProcessTable: options.createProcessTable ?? NO_PROCESS_TABLE,
+    detachedTtlMs,
+    logger,
+  });
+  const environmentInfo = options.environmentInfo ?? (() => localEnvironmentInfo());
+  const open = <TTransport extends ConnectionTransport & { attach(processor: ConnectionProcessor): void }>(
+    transport: TTransport,
+  ): ConnectionProcessor => {
+    const processor = new ConnectionProcessor({ transport, registry, dispatchMode, environmentInfo, logger });
+    transport.attach(processor);
+    return processor;
+  };
+
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((resolve) => {
+    resolveClosed = resolve;
+  });
+  let closing: Promise<void> | undefined;
+
+  if (target.kind === 'stdio') {
+    const transport = new StdioTransport({
+      input: options.stdio?.input ?? process.stdin,
+      output: options.stdio?.output ?? process.stdout,
+      maxFrameBytes,
+      maxQueuedNotificationBytes,
+      logger,
+    });
+    logger.info('exec-server listening on stdio');
+    const processor = open(transport);
+    // Stdio serves exactly one connection: its end (EOF included) shuts everything down.
+    const shutdown = (): Promise<void> => {
+      closing ??= (async () => {
+        transport.close('server shutting down');
+        await processor.done;
+        await registry.close();
+        logger.info('exec-server shutdown complete');
+        resolveClosed();
+      })();
+      return closing;
+    };
+    void processor.done.then(shutdown);
+    return { url: 'stdio', closed, close: shutdown, [Symbol.asyncDispose]: shutdown };
+  }
+
+  let listener: Awaited<ReturnType<typeof listenWebSocket>>;
+  try {
+    listener = await listenWebSocket({
+      host: target.host,
+      port: target.port,
+      verifier,
+      maxFrameBytes,
+      keepaliveIntervalMs,
+      maxQueuedNotificationBytes,
+      logger,
+      openConnection: open,
+    });
+  } catch (error) {
+    await registry.close();
+    throw error;
+  }
+  const shutdown = (): Promise<void> => {
+    closing ??= (async () => {
+      try {
+        await listener.close();
+      } finally {
+        await registry.close();
+        logger.info('exec-server shutdown complete');
+        resolveClosed();
+      }
+    })();
+    return closing;
+  };
+  return { url: listener.url, closed, close: shutdown, [Symbol.asyncDispose]: shutdown };
+}

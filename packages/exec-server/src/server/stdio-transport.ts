@@ -1,0 +1,150 @@
+import { type Codec, type CodecName, createJsonCodec, errorMessage, RpcError, type RpcMessage } from '@execd/protocol';
+import type { ConnectionProcessor, ConnectionTransport } from './connection-processor.ts';
+import { LineSplitter } from './line-splitter.ts';
+import { type Logger, NOOP_LOGGER } from './logger.ts';
+import { NotificationGate } from './notification-gate.ts';
+
+/** The original's name for the stdio connection (appears in error texts). */
+export const STDIO_CONNECTION_LABEL = 'exec-server stdio';
+
+function isBlank(line: Uint8Array): boolean {
+  for (const byte of line) {
+    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d && byte !== 0x0b && byte !== 0x0c) return false;
+  }
+  return true;
+}
+
+/** Options of {@link StdioTransport}. */
+export interface StdioTransportOptions {
+  readonly input: NodeJS.ReadableStream;
+  readonly output: NodeJS.WritableStream;
+  /** Longest accepted line (terminator excluded); longer input ends the connection. */
+  readonly maxFrameBytes: number;
+  readonly maxQueuedNotificationBytes: number;
+  readonly logger?: Logger;
+}
+
+/**
+ * Newline-delimited JSON over a pair of streams (spec §2.1): `\n` or `\r\n` terminators, blank
+ * lines skipped, one JSON message per line in both directions. An overlong line ends the
+ * connection with the original's reason; end of input ends it too.
+ */
+export class StdioTransport implements ConnectionTransport {
+  readonly label: string = STDIO_CONNECTION_LABEL;
+  readonly #input: NodeJS.ReadableStream;
+  readonly #output: NodeJS.WritableStream & { writableLength?: number };
+  readonly #codec: Codec;
+  readonly #splitter: LineSplitter;
+  readonly #maxFrameBytes: number;
+  readonly #gate: NotificationGate;
+  readonly #logger: Logger;
+  #processor: ConnectionProcessor | undefined;
+  #ended = false;
+  readonly #onData = (chunk: Buffer | string): void => this.#receive(chunk);
+  readonly #onEnd = (): void => this.#end(undefined);
+  readonly #onInputError = (error: Error): void =>
+    this.#end(`failed to read JSON-RPC message from ${this.label}: ${error.message}`);
+  readonly #onOutputError = (error: Error): void =>
+    this.#end(`failed to write JSON-RPC message to ${this.label}: ${error.message}`);
+
+  constructor(options: StdioTransportOptions) {
+    this.#input = options.input;
+    this.#output = options.output;
+    this.#maxFrameBytes = options.maxFrameBytes;
+    this.#codec = createJsonCodec({ maxFrameBytes: options.maxFrameBytes });
+    this.#splitter = new LineSplitter(options.maxFrameBytes);
+    this.#gate = new NotificationGate(options.maxQueuedNotificationBytes);
+    this.#logger = options.logger ?? NOOP_LOGGER;
+  }
+
+  /** Starts reading input into `processor`. */
+  attach(processor: ConnectionProcessor): void {
+    this.#processor = processor;
+    this.#input.on('data', this.#onData);
+    this.#input.on('end', this.#onEnd);
+    this.#input.on('error', this.#onInputError);
+    this.#output.on('error', this.#onOutputError);
+    this.#input.resume();
+  }
+
+  sendResponse(message: RpcMessage, _codec: CodecName): void {
+    this.#write(message);
+  }
+
+  sendNotification(message: RpcMessage): void {
+    if (this.#ended) return;
+    const line = this.#encode(message);
+    if (line === undefined) return;
+    const decision = this.#gate.admit(this.#output.writableLength ?? 0, line.length);
+    if (!decision.send) {
+      if (decision.startedDropping) {
+        this.#logger.warn('client too slow; pausing process notifications (output stays readable with process/read)', {
+          connection: this.label,
+        });
+      }
+      return;
+    }
+    this.#output.write(line);
+  }
+
+  close(reason: string): void {
+    this.#end(reason);
+  }
+
+  pauseReading(): void {
+    this.#input.pause();
+  }
+
+  resumeReading(): void {
+    if (!this.#ended) this.#input.resume();
+  }
+
+  #write(message: RpcMessage): void {
+    if (this.#ended) return;
+    const line = this.#encode(message);
+    if (line !== undefined) this.#output.write(line);
+  }
+
+  #encode(message: RpcMessage): string | undefined {
+    try {
+      return `${this.#codec.encodeText(message)}\n`;
+    } catch (error) {
+      this.#logger.error('failed to serialise outbound message', { connection: this.label, error });
+      if (message.kind !== 'response') return undefined;
+      return `${this.#codec.encodeText(errorMessage(message.id, new RpcError('internal', 'failed to serialize response')))}\n`;
+    }
+  }
+
+  #receive(chunk: Buffer | string): void {
+    if (this.#ended) return;
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    const { lines, overlong } = this.#splitter.push(bytes);
+    for (const line of lines) {
+      if (isBlank(line)) continue;
+      let message: RpcMessage;
+      try {
+        message = this.#codec.decode(line);
+      } catch (error) {
+        const detail = error instanceof Error ? error.message : String(error);
+        this.#processor?.receiveMalformed(`failed to parse JSON-RPC message from ${this.label}: ${detail}`, 'json');
+        continue;
+      }
+      this.#processor?.receive(message, 'json');
+    }
+    if (overlong) {
+      this.#end(`JSON-RPC message from ${this.label} exceeds maximum length of ${this.#maxFrameBytes} bytes`);
+    }
+  }
+
+  #end(reason: string | undefined): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    if (reason) this.#logger.warn('stdio connection ended', { connection: this.label, reason });
+    this.#input.off('data', this.#onData);
+    this.#input.off('end', this.#onEnd);
+    this.#input.off('error', this.#onInputError);
+    this.#output.off('error', this.#onOutputError);
+    this.#input.pause();
+    this.#processor?.disconnected(reason);
+  }
+}

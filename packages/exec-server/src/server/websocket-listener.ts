@@ -1,0 +1,157 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type Codec, type CodecName, createJsonCodec, createMsgpackCodec } from '@execd/protocol';
+import { type WebSocket, WebSocketServer } from 'ws';
+import type { BearerTokenVerifier } from './auth.ts';
+import type { ConnectionProcessor } from './connection-processor.ts';
+import { formatWebSocketUrl } from './listen-url.ts';
+import { type Logger, NOOP_LOGGER } from './logger.ts';
+import { WebSocketTransport } from './websocket-transport.ts';
+
+/**
+ * Extra bytes `ws` accepts above `maxFrameBytes`. A frame slightly over the limit is still read
+ * and answered -32600 by the codec (the connection stays open); one beyond this margin is
+ * refused by `ws` itself, which closes the connection with 1009 without buffering it.
+ */
+export const OVERSIZE_FRAME_MARGIN_BYTES: number = 1024 * 1024;
+
+/** How long shutdown waits for clients to answer the close frame before destroying sockets. */
+const CLOSE_HANDSHAKE_GRACE_MS = 1_000;
+
+/** WebSocket close code sent to every client when the server shuts down. */
+const CLOSE_GOING_AWAY = 1001;
+
+/** Options of {@link listenWebSocket}. */
+export interface WebSocketListenerOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly verifier: BearerTokenVerifier | undefined;
+  readonly maxFrameBytes: number;
+  readonly keepaliveIntervalMs: number;
+  readonly maxQueuedNotificationBytes: number;
+  readonly logger?: Logger;
+  /** Starts the processor of a freshly upgraded connection. */
+  readonly openConnection: (transport: WebSocketTransport) => ConnectionProcessor;
+}
+
+/** A listening WebSocket endpoint. */
+export interface WebSocketListener {
+  /** `ws://IP:PORT` with the bound port. */
+  readonly url: string;
+  /** Stops accepting, closes every connection (1001) and the HTTP server. Idempotent. */
+  close(): Promise<void>;
+}
+
+function reject(socket: Duplex, status: number, text: string, extraHeaders = ''): void {
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n${extraHeaders}\r\n`);
+  socket.destroy();
+}
+
+function pathOf(request: IncomingMessage): string {
+  try {
+    return new URL(request.url ?? '/', 'http://localhost').pathname;
+  } catch {
+    return '';
+  }
+}
+
+function peerLabel(request: IncomingMessage): string {
+  const address = request.socket.remoteAddress ?? 'unknown';
+  const port = request.socket.remotePort ?? 0;
+  return `exec-server websocket ${address.includes(':') ? `[${address}]` : address}:${port}`;
+}
+
+/**
+ * Serves `GET /` (WebSocket upgrade) and `GET /readyz` (200) on a Node HTTP server, as the
+ * original: any request with an `Origin` header is refused with 403 (browser protection); with
+ * an auth token the upgrade requires `Authorization: Bearer <token>` (401 otherwise).
+ */
+export async function listenWebSocket(options: WebSocketListenerOptions): Promise<WebSocketListener> {
+  const logger = options.logger ?? NOOP_LOGGER;
+  const limits = { maxFrameBytes: options.maxFrameBytes };
+  const codecs: Readonly<Record<CodecName, Codec>> = {
+    json: createJsonCodec(limits),
+    msgpack: createMsgpackCodec(limits),
+  };
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: options.maxFrameBytes + OVERSIZE_FRAME_MARGIN_BYTES,
+    perMessageDeflate: false,
+    clientTracking: false,
+  });
+  const live = new Map<WebSocketTransport, ConnectionProcessor>();
+  let closing = false;
+
+  const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
+    const status = request.headers.origin !== undefined ? 403 : request.method === 'GET' && pathOf(request) === '/readyz' ? 200 : pathOf(request) === '/' ? 426 : 404;
+    response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
+    response.end(status === 200 ? 'ok\n' : '');
+  };
+
+  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', () => socket.destroy());
+    if (request.headers.origin !== undefined) {
+      logger.warn('refused websocket upgrade carrying an Origin header', { origin: request.headers.origin });
+      return reject(socket, 403, 'Forbidden');
+    }
+    if (pathOf(request) !== '/') return reject(socket, 404, 'Not Found');
+    if (closing) return reject(socket, 503, 'Service Unavailable');
+    if (options.verifier && !options.verifier.verify(request.headers.authorization)) {
+      logger.warn('refused websocket upgrade without a valid bearer token', { peer: request.socket.remoteAddress });
+      return reject(socket, 401, 'Unauthorized', 'WWW-Authenticate: Bearer\r\n');
+    }
+    wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
+      const transport = new WebSocketTransport({
+        socket: ws,
+        label: peerLabel(request),
+        codecs,
+        keepaliveIntervalMs: options.keepaliveIntervalMs,
+        maxQueuedNotificationBytes: options.maxQueuedNotificationBytes,
+        logger,
+      });
+      if (closing) return transport.shutdown(CLOSE_GOING_AWAY, 'server shutting down');
+      logger.info('websocket client connected', { connection: transport.label });
+      const processor = options.openConnection(transport);
+      live.set(transport, processor);
+      void processor.done.finally(() => live.delete(transport));
+    });
+  };
+
+  const server = createServer(onRequest);
+  server.on('upgrade', onUpgrade);
+  server.on('clientError', (_error, socket) => socket.destroy());
+  await new Promise<void>((resolve, rejectListen) => {
+    server.once('error', rejectListen);
+    server.listen({ host: options.host, port: options.port }, () => {
+      server.off('error', rejectListen);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  const url = formatWebSocketUrl(options.host, port);
+  logger.info('exec-server listening', { url });
+
+  let closed: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closed ??= (async () => {
+      closing = true;
+      const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const connections = [...live.entries()];
+      for (const [transport] of connections) transport.shutdown(CLOSE_GOING_AWAY, 'server shutting down');
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, CLOSE_HANDSHAKE_GRACE_MS);
+      });
+      await Promise.race([Promise.all(connections.map(([, processor]) => processor.done)), grace]);
+      clearTimeout(timer);
+      for (const [transport] of live) transport.terminate();
+      await Promise.all(connections.map(([, processor]) => processor.done));
+      server.closeAllConnections();
+      await serverClosed;
+      wss.close();
+    })();
+    return closed;
+  };
+  return { url, close };
+}

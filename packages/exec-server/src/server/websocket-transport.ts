@@ -1,0 +1,183 @@
+import { type Codec, type CodecName, errorMessage, RpcError, type RpcMessage, sniffCodec } from '@execd/protocol';
+import type { RawData, WebSocket } from 'ws';
+import type { ConnectionProcessor, ConnectionTransport } from './connection-processor.ts';
+import { type Logger, NOOP_LOGGER } from './logger.ts';
+import { NotificationGate } from './notification-gate.ts';
+
+/**
+ * Interval between server pings: the original's `WEBSOCKET_KEEPALIVE_INTERVAL`. Keeps idle
+ * connections alive through proxies and lets the server notice dead peers.
+ */
+export const WEBSOCKET_KEEPALIVE_INTERVAL_MS = 30_000;
+
+/**
+ * A peer that answered none of this many consecutive pings (and sent nothing else) is dead: its
+ * socket is destroyed so its session detaches and can be resumed from a new connection.
+ */
+export const KEEPALIVE_MISSES_BEFORE_TERMINATE = 3;
+
+/** WebSocket close code for a connection ended by a protocol violation (RFC 6455 §7.4.1). */
+const CLOSE_PROTOCOL_ERROR = 1002;
+
+/** Close reasons are limited to 123 bytes by the protocol; keep well inside it. */
+const MAX_CLOSE_REASON_CHARS = 100;
+
+/** Options of {@link WebSocketTransport}. */
+export interface WebSocketTransportOptions {
+  readonly socket: WebSocket;
+  readonly label: string;
+  readonly codecs: Readonly<Record<CodecName, Codec>>;
+  readonly keepaliveIntervalMs: number;
+  readonly maxQueuedNotificationBytes: number;
+  readonly logger?: Logger;
+}
+
+/**
+ * One accepted WebSocket as a {@link ConnectionTransport}: one message per frame; text frames
+ * are JSON, binary frames msgpack unless they start with `{` (original clients send JSON in
+ * binary frames). Replies go in the codec of their request (JSON always as text frames);
+ * notifications in the codec of the connection's first frame.
+ */
+export class WebSocketTransport implements ConnectionTransport {
+  readonly label: string;
+  readonly #socket: WebSocket;
+  readonly #codecs: Readonly<Record<CodecName, Codec>>;
+  readonly #gate: NotificationGate;
+  readonly #logger: Logger;
+  readonly #keepalive: NodeJS.Timeout | undefined;
+  #codec: CodecName | undefined;
+  #missedPings = 0;
+  #paused = false;
+  #processor: ConnectionProcessor | undefined;
+
+  constructor(options: WebSocketTransportOptions) {
+    this.label = options.label;
+    this.#socket = options.socket;
+    this.#codecs = options.codecs;
+    this.#gate = new NotificationGate(options.maxQueuedNotificationBytes);
+    this.#logger = options.logger ?? NOOP_LOGGER;
+    if (options.keepaliveIntervalMs > 0) {
+      this.#keepalive = setInterval(() => this.#ping(), options.keepaliveIntervalMs);
+      this.#keepalive.unref();
+    }
+  }
+
+  /** Starts feeding frames to `processor`; the transport reports the socket's end to it. */
+  attach(processor: ConnectionProcessor): void {
+    this.#processor = processor;
+    const socket = this.#socket;
+    socket.on('message', (data, isBinary) => this.#onFrame(data, isBinary));
+    socket.on('pong', () => {
+      this.#missedPings = 0;
+    });
+    socket.on('error', (error) => {
+      this.#logger.debug('websocket error', { connection: this.label, error });
+    });
+    socket.on('close', (code, reason) => {
+      if (this.#keepalive) clearInterval(this.#keepalive);
+      processor.disconnected(`websocket closed (${code}${reason.length > 0 ? ` ${reason.toString()}` : ''})`);
+    });
+  }
+
+  sendResponse(message: RpcMessage, codec: CodecName): void {
+    if (this.#socket.readyState !== this.#socket.OPEN) return;
+    const frame = this.#encode(message, codec);
+    if (frame !== undefined) this.#socket.send(frame, { binary: codec === 'msgpack' });
+  }
+
+  sendNotification(message: RpcMessage): void {
+    if (this.#socket.readyState !== this.#socket.OPEN) return;
+    const codec = this.#codec ?? 'json';
+    const frame = this.#encode(message, codec);
+    if (frame === undefined) return;
+    const decision = this.#gate.admit(this.#socket.bufferedAmount, frame.length);
+    if (!decision.send) {
+      if (decision.startedDropping) {
+        this.#logger.warn('client too slow; pausing process notifications (output stays readable with process/read)', {
+          connection: this.label,
+          bufferedBytes: this.#socket.bufferedAmount,
+        });
+      }
+      return;
+    }
+    if (decision.resumedAfterDropping !== undefined) {
+      this.#logger.info('client caught up; resuming process notifications', {
+        connection: this.label,
+        dropped: decision.resumedAfterDropping,
+      });
+    }
+    this.#socket.send(frame, { binary: codec === 'msgpack' });
+  }
+
+  close(reason: string): void {
+    if (this.#socket.readyState === this.#socket.CLOSED || this.#socket.readyState === this.#socket.CLOSING) return;
+    this.#socket.close(CLOSE_PROTOCOL_ERROR, reason.slice(0, MAX_CLOSE_REASON_CHARS));
+  }
+
+  pauseReading(): void {
+    this.#paused = true;
+    this.#socket.pause();
+  }
+
+  resumeReading(): void {
+    this.#paused = false;
+    this.#missedPings = 0;
+    this.#socket.resume();
+  }
+
+  /** Closes with `code` (e.g. 1001 on server shutdown). */
+  shutdown(code: number, reason: string): void {
+    if (this.#socket.readyState === this.#socket.OPEN || this.#socket.readyState === this.#socket.CONNECTING) {
+      this.#socket.close(code, reason);
+    }
+  }
+
+  /** Destroys the socket without a close handshake. */
+  terminate(): void {
+    this.#socket.terminate();
+  }
+
+  #onFrame(data: RawData, isBinary: boolean): void {
+    this.#missedPings = 0;
+    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    const codec = sniffCodec(bytes, isBinary);
+    this.#codec ??= codec;
+    let message: RpcMessage;
+    try {
+      message = this.#codecs[codec].decode(bytes);
+    } catch (error) {
+      const detail = error instanceof Error ? error.message : String(error);
+      this.#processor?.receiveMalformed(
+        `failed to parse websocket JSON-RPC message from ${this.label}: ${detail}`,
+        codec,
+      );
+      return;
+    }
+    this.#processor?.receive(message, codec);
+  }
+
+  #encode(message: RpcMessage, codec: CodecName): string | Uint8Array | undefined {
+    const codecImpl = this.#codecs[codec];
+    const encode = (m: RpcMessage): string | Uint8Array => (codec === 'json' ? codecImpl.encodeText(m) : codecImpl.encode(m));
+    try {
+      return encode(message);
+    } catch (error) {
+      this.#logger.error('failed to serialise outbound message', { connection: this.label, error });
+      if (message.kind !== 'response') return undefined;
+      return encode(errorMessage(message.id, new RpcError('internal', 'failed to serialize response')));
+    }
+  }
+
+  #ping(): void {
+    if (this.#socket.readyState !== this.#socket.OPEN) return;
+    // While we stopped reading, the peer's pongs sit unread: that is our backlog, not a dead peer.
+    if (this.#paused) this.#missedPings = 0;
+    if (this.#missedPings >= KEEPALIVE_MISSES_BEFORE_TERMINATE) {
+      this.#logger.warn('peer stopped answering pings; dropping connection', { connection: this.label });
+      this.#socket.terminate();
+      return;
+    }
+    this.#missedPings++;
+    this.#socket.ping();
+  }
+}
