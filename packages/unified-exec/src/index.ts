@@ -1,1 +1,107 @@
-export {};
+// @execd/unified-exec: the agent-facing exec_command / write_stdin tools.
+// This entry exports the pure core (output formatting, truncation, tool specs, argument parsing).
+
+export {
+  CHUNK_ID_LENGTH,
+  DEFAULT_EXEC_YIELD_TIME_MS,
+  DEFAULT_MAX_BACKGROUND_TERMINAL_TIMEOUT_MS,
+  DEFAULT_MAX_OUTPUT_TOKENS,
+  DEFAULT_WRITE_STDIN_YIELD_TIME_MS,
+  EARLY_EXIT_GRACE_PERIOD_MS,
+  INTERRUPT_INPUT,
+  LATE_NETWORK_DENIAL_GRACE_PERIOD_MS,
+  MAX_EXEC_OUTPUT_DELTAS_PER_CALL,
+  MAX_UNIFIED_EXEC_PROCESSES,
+  MAX_YIELD_TIME_MS,
+  MIN_EMPTY_YIELD_TIME_MS,
+  MIN_YIELD_TIME_MS,
+  POST_EXIT_CLOSE_WAIT_CAP_MS,
+  PROCESS_ID_MAX,
+  PROCESS_ID_MIN,
+  PRUNE_PROTECTED_RECENT_PROCESSES,
+  TRAILING_OUTPUT_GRACE_MS,
+  TTY_WRITE_SETTLE_MS,
+  UNIFIED_EXEC_OUTPUT_DELTA_MAX_BYTES,
+  UNIFIED_EXEC_OUTPUT_MAX_BYTES,
+  UNIFIED_EXEC_OUTPUT_MAX_TOKENS,
+  WINDOWS_INITIAL_EXEC_YIELD_TIME_FLOOR_MS,
+} from './constants.ts';
+export { generateChunkId } from './output/chunk-id.ts';
+export {
+  DEFAULT_TURN_TRUNCATION_POLICY,
+  type ExecCommandStructuredResult,
+  type ExecCommandToolOutputInput,
+  execCommandStructuredResult,
+  formatExecCommandResponseHeader,
+  formatExecCommandToolOutput,
+  formatWallTimeSeconds,
+  modelOutputPolicy,
+  SERIALIZATION_ALLOWANCE,
+  truncatedExecOutput,
+} from './output/exec-output.ts';
+export { formatOutputOmissionMarker, HeadTailBuffer } from './output/head-tail-buffer.ts';
+export {
+  APPROX_BYTES_PER_TOKEN,
+  approxBytesForTokens,
+  approxTokenCount,
+  approxTokensFromByteCount,
+  byteBudget,
+  formatTruncationMarker,
+  formattedTruncateText,
+  scaleTruncationPolicy,
+  type TruncationPolicy,
+  tokenBudget,
+  truncateMiddleChars,
+  truncateMiddleWithTokenBudget,
+  truncateText,
+} from './output/truncation.ts';
+export { countLines, decodeUtf8Lossy, encodeUtf8, utf8ByteLength } from './output/utf8.ts';
+export { Utf8DeltaSplitter } from './output/utf8-stream.ts';
+export {
+  type AdditionalPermissions,
+  type ArgsParseResult,
+  type ExecCommandArgs,
+  PARSE_ERROR_PREFIX,
+  type ParseExecCommandArgsOptions,
+  parseExecCommandArgs,
+  type SandboxPermissions,
+} from './tools/exec-command-args.ts';
+export {
+  type ApprovalPolicy,
+  type ExecCommandPolicyOptions,
+  escalationRejectedMessage,
+  JUSTIFICATION_WITHOUT_SANDBOX_PERMISSIONS_MESSAGE,
+  LOGIN_SHELL_DISABLED_MESSAGE,
+  validateExecCommandPolicy,
+} from './tools/exec-command-policy.ts';
+export {
+  applyUnifiedExecEnv,
+  type ExecEnvOptions,
+  UNIFIED_EXEC_ENV,
+  unifiedExecEnv,
+} from './tools/exec-env.ts';
+export { JsonArgsError } from './tools/json-reader.ts';
+export { Shell, type ShellType } from './tools/shell.ts';
+export {
+  type AnthropicTool,
+  type McpTool,
+  type OpenAiFunctionTool,
+  toAnthropicTool,
+  toMcpTool,
+  toOpenAiFunctionTool,
+} from './tools/tool-exporters.ts';
+export {
+  type ExecCommandToolOptions,
+  execCommandToolSpec,
+  type FunctionToolSpec,
+  type JsonSchema,
+  unifiedExecOutputSchema,
+  writeStdinToolSpec,
+} from './tools/tool-specs.ts';
+export { parseWriteStdinArgs, type WriteStdinArgs } from './tools/write-stdin-args.ts';
+export {
+  clampExecYieldTime,
+  clampWriteStdinYieldTime,
+  type ExecYieldOptions,
+  resolveMaxWriteStdinYieldTime,
+} from './tools/yield-time.ts';
