@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { createJsonCodec } from './codec/index.ts';
 import { classifyMessage, toWireObject } from './envelope.ts';
 import { FrameDecodeError } from './errors.ts';
-import { errorMessage, notificationMessage, requestMessage, responseMessage } from './messages.ts';
+import { notificationMessage, requestMessage, responseMessage } from './messages.ts';
 
 const json = createJsonCodec();
 
