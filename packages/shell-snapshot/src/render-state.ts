@@ -53,8 +53,9 @@ const OPTION_NAME = /^[A-Za-z0-9_-]+$/;
  * Turns the captured sections into the restore script: options first, functions last in bash and
  * sh, so a profile function named `set` or `alias` cannot hijack the restore itself. zsh defines
  * functions before aliases because its function bodies were alias-expanded when first defined.
- * Bash turns on `expand_aliases` (on in the user's interactive shell, off under `bash -c`) before
- * defining aliases and functions, so both behave as they do interactively.
+ * Aliases are defined but, as in the original, bash keeps `expand_aliases` off under `-c` (an
+ * interactive `alias rm='rm -i'` must not make an agent's `rm` silently answer "no"), and zsh
+ * parses the whole `-c` string before the restore runs, so only dash expands them in the command.
  */
 export function renderState(shell: SnapshotShell, sections: CaptureSections): string {
   const options = shell === 'zsh' ? zshOptions(sections.options) : setOptions(sections.options);
@@ -62,10 +63,9 @@ export function renderState(shell: SnapshotShell, sections: CaptureSections): st
   const functions = terminated(sections.functions);
   const header = `${SNAPSHOT_MARKER}\n`;
   switch (shell) {
-    case 'bash':
-      return header + options + (aliases === '' ? '' : `shopt -s expand_aliases\n${aliases}`) + functions;
     case 'zsh':
       return header + options + functions + aliases;
+    case 'bash':
     case 'sh':
       return header + options + aliases + functions;
   }

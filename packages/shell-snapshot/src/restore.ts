@@ -52,12 +52,20 @@ export function splitState(state: string, maxBytes: number = MAX_SNAPSHOT_ENV_VA
   while (start < bytes.length) {
     let end = Math.min(start + maxBytes, bytes.length);
     // Back up over UTF-8 continuation bytes (10xxxxxx) so the cut lands on a character start.
-    while (end < bytes.length && end > start && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
-    if (end === start) end = Math.min(start + maxBytes, bytes.length); // maxBytes < one character
+    while (end < bytes.length && end > start && isContinuation(bytes[end])) end--;
+    if (end === start) {
+      // maxBytes is smaller than this character: take the whole character anyway.
+      end = start + 1;
+      while (end < bytes.length && isContinuation(bytes[end])) end++;
+    }
     pieces.push(bytes.toString('utf8', start, end));
     start = end;
   }
   return pieces;
+}
+
+function isContinuation(byte: number | undefined): boolean {
+  return ((byte ?? 0) & 0xc0) === 0x80;
 }
 
 /**

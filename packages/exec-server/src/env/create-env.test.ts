@@ -91,7 +91,11 @@ describe('createEnv', () => {
     const env = createEnv(
       policy({
         ignoreDefaultExcludes: true,
-        set: { codex_exec_server_noise_auth_token: 'a', NODE_REPL_AUTH_TOKEN: 'b', OPENAI_FEDERATION_RULE_ID: 'c' },
+        set: {
+          codex_exec_server_noise_auth_token: 'a',
+          NODE_REPL_AUTH_TOKEN: 'b',
+          OPENAI_FEDERATION_RULE_ID: 'c',
+        },
       }),
       { OPENAI_IDENTITY_TOKEN_FILE: '/f', Openai_Workload_Identity_Context: 'x', KEEP: '1' },
     );
@@ -126,7 +130,10 @@ describe('childEnv', () => {
   });
 
   test('inherit all reads the executor environment, not the request', () => {
-    const env = childEnv({ envPolicy: policy({ inherit: 'all' }), env: {} }, { EXECUTOR: 'yes', MY_KEY: 'no' });
+    const env = childEnv(
+      { envPolicy: policy({ inherit: 'all' }), env: {} },
+      { EXECUTOR: 'yes', MY_KEY: 'no' },
+    );
     expect(env).toEqual({ EXECUTOR: 'yes' });
   });
 });

@@ -10,11 +10,16 @@ export {
   RETAINED_OUTPUT_MAX_BYTES,
   RETAINED_OUTPUT_MAX_CHUNKS,
   RETAINED_WRITE_IDS_PER_PROCESS,
+  SHUTDOWN_DRAIN_TIMEOUT_MS,
   STREAM_DRAIN_TIMEOUT_MS,
 } from './limits.ts';
 export { LocalBackend, type LocalBackendOptions } from './local-backend.ts';
 export { type EventsOptions, LocalExecProcess } from './local-exec-process.ts';
-export { LocalProcessTable, type LocalProcessTableOptions, type StartedProcess } from './local-process-table.ts';
+export {
+  LocalProcessTable,
+  type LocalProcessTableOptions,
+  type StartedProcess,
+} from './local-process-table.ts';
 export type { ProcessRecord, ProcessState } from './process-record.ts';
 export type {
   LocalSpawnRequest,

@@ -4,7 +4,7 @@
  * Retained output bytes per process; the oldest chunks are evicted beyond it. Large enough to
  * replay a typical command's whole output after a reconnect, small enough for many processes.
  */
-export const RETAINED_OUTPUT_MAX_BYTES = 1024 * 1024;
+export const RETAINED_OUTPUT_MAX_BYTES: number = 1024 * 1024;
 
 /**
  * Retained output chunks per process. Keeps a full replay under the JSON codec's 262,144-value
@@ -19,7 +19,7 @@ export const RETAINED_OUTPUT_MAX_CHUNKS = 50_000;
 export const EVENT_HISTORY_MAX_EVENTS = 256;
 
 /** Output bytes kept for in-process `events()` replay (as the original's event log). */
-export const EVENT_HISTORY_MAX_BYTES = 1024 * 1024;
+export const EVENT_HISTORY_MAX_BYTES: number = 1024 * 1024;
 
 /**
  * Accepted `writeId`s remembered per process, oldest forgotten first. A client retries a write
@@ -45,4 +45,11 @@ export const EXIT_OUTPUT_GRACE_MS = 50;
  * holder of the pipe has closed it (late grandchild output is part of the process), so this is
  * the largest timer Node supports (about 24.8 days): in practice, never.
  */
-export const STREAM_DRAIN_TIMEOUT_MS = 2 ** 31 - 1;
+export const STREAM_DRAIN_TIMEOUT_MS: number = 2 ** 31 - 1;
+
+/**
+ * On shutdown, how long to wait for a killed child's streams to end. Killing the session reaches
+ * every descendant but one that started its own session; such a daemon may hold the pipe forever,
+ * and shutting down must not wait for it (the original's `IO_DRAIN_TIMEOUT_MS`).
+ */
+export const SHUTDOWN_DRAIN_TIMEOUT_MS = 2000;

@@ -44,7 +44,10 @@ export class LocalExecProcess implements ExecProcess {
   constructor(
     table: LocalProcessTable,
     record: ProcessRecord,
-    options: { readonly sandboxType: SandboxType | undefined; readonly ownerSignal?: AbortSignal | undefined },
+    options: {
+      readonly sandboxType: SandboxType | undefined;
+      readonly ownerSignal?: AbortSignal | undefined;
+    },
   ) {
     this.#table = table;
     this.#record = record;
@@ -53,14 +56,23 @@ export class LocalExecProcess implements ExecProcess {
     const owner = options.ownerSignal;
     if (owner !== undefined) {
       if (owner.aborted) this.#closing.abort();
-      else owner.addEventListener('abort', () => this.#closing.abort(), { once: true, signal: this.#closing.signal });
+      else
+        owner.addEventListener('abort', () => this.#closing.abort(), {
+          once: true,
+          signal: this.#closing.signal,
+        });
     }
   }
 
   /** `process/read` on this process. */
   read(options: ExecReadOptions = {}): Promise<ReadResponse> {
     return this.#table.read(
-      { processId: this.processId, afterSeq: options.afterSeq, maxBytes: options.maxBytes, waitMs: options.waitMs },
+      {
+        processId: this.processId,
+        afterSeq: options.afterSeq,
+        maxBytes: options.maxBytes,
+        waitMs: options.waitMs,
+      },
       options.cancelSignal,
     );
   }
@@ -134,5 +146,7 @@ export class LocalExecProcess implements ExecProcess {
 
 function cancelled(signal: AbortSignal): ExecError {
   const reason: unknown = signal.reason;
-  return ExecError.is(reason) ? reason : new ExecError('aborted', 'event stream was cancelled', { cause: reason });
+  return ExecError.is(reason)
+    ? reason
+    : new ExecError('aborted', 'event stream was cancelled', { cause: reason });
 }

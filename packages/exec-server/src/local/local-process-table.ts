@@ -1,7 +1,7 @@
 import {
+  ExecError,
   type ExecParams,
   type ExecResponse,
-  ExecError,
   type ProcessListResponse,
   type ReadParams,
   type ReadResponse,
@@ -42,6 +42,7 @@ export interface LocalProcessTableOptions {
   readonly writeIdsPerProcess?: number | undefined;
   readonly exitGraceMs?: number | undefined;
   readonly drainTimeoutMs?: number | undefined;
+  readonly shutdownDrainTimeoutMs?: number | undefined;
   readonly logger?: Logger | undefined;
 }
 
@@ -110,18 +111,22 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
     const deadline = performance.now() + Math.min(params.waitMs ?? 0, MAX_TIMER_MS);
     for (;;) {
       const record = this.#records.get(params.processId);
-      if (record === undefined) throw new RpcError('invalidRequest', `unknown process id ${params.processId}`);
+      if (record === undefined)
+        throw new RpcError('invalidRequest', `unknown process id ${params.processId}`);
       if (record.state === 'starting') {
         throw new RpcError('invalidRequest', `process id ${params.processId} is starting`);
       }
       const response = record.read(afterSeq, params.maxBytes);
       const hasNewTerminal = response.exited && afterSeq < response.nextSeq - 1;
       const remainingMs = deadline - performance.now();
-      if (response.chunks.length > 0 || response.closed || hasNewTerminal || remainingMs <= 0) return response;
+      if (response.chunks.length > 0 || response.closed || hasNewTerminal || remainingMs <= 0)
+        return response;
       try {
         await record.changed.wait(Math.ceil(remainingMs), cancelSignal);
       } catch (reason) {
-        throw ExecError.is(reason) ? reason : new ExecError('aborted', 'process/read was cancelled', { cause: reason });
+        throw ExecError.is(reason)
+          ? reason
+          : new ExecError('aborted', 'process/read was cancelled', { cause: reason });
       }
     }
   }
@@ -178,7 +183,8 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
   }
 
   async #start(params: ExecParams): Promise<StartedProcess> {
-    if (this.#shutdown !== undefined) throw new RpcError('internal', 'exec-server process table is shut down');
+    if (this.#shutdown !== undefined)
+      throw new RpcError('internal', 'exec-server process table is shut down');
     validateStartPreconditions(params, process.platform);
     const env = childEnv(params, this.#executorEnv);
     const cwd = resolveStartCwd(params.cwd);
@@ -186,7 +192,8 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
     requireArgv(argv);
     const processId = params.processId;
     // No await between this check and the insert: of two concurrent duplicate starts, one wins.
-    if (this.#records.has(processId)) throw new RpcError('invalidRequest', `process ${processId} already exists`);
+    if (this.#records.has(processId))
+      throw new RpcError('invalidRequest', `process ${processId} already exists`);
     const record = this.#newRecord(params);
     this.#records.set(processId, record);
     this.#logger.debug('starting process', { processId, argv, tty: params.tty });
@@ -207,7 +214,9 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
       if (this.#records.get(processId) === record) this.#records.delete(processId);
       this.#logger.debug('process start failed', { processId, error });
       if (error instanceof RpcError) throw error;
-      throw new RpcError('internal', error instanceof Error ? error.message : String(error), { cause: error });
+      throw new RpcError('internal', error instanceof Error ? error.message : String(error), {
+        cause: error,
+      });
     }
     if (this.#records.get(processId) !== record) {
       await launched.process.close();
@@ -256,9 +265,11 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
   }
 
   #release(record: ProcessRecord): void {
-    const releasing = record.shutdown().catch((error: unknown) => {
-      this.#logger.warn('releasing process failed', { processId: record.processId, error });
-    });
+    const releasing = record
+      .shutdown(this.#options.shutdownDrainTimeoutMs ?? limits.SHUTDOWN_DRAIN_TIMEOUT_MS)
+      .catch((error: unknown) => {
+        this.#logger.warn('releasing process failed', { processId: record.processId, error });
+      });
     this.#released.add(releasing);
     releasing.then(() => this.#released.delete(releasing));
   }

@@ -133,7 +133,8 @@ export class ProcessRecord {
    * `firstRetainedSeq` is set when events after `afterSeq` were evicted from both.
    */
   eventsAfter(afterSeq: number): { events: SequencedEvent[]; firstRetainedSeq: number | undefined } {
-    if (!this.history.hasGapAfter(afterSeq)) return { events: this.history.after(afterSeq), firstRetainedSeq: undefined };
+    if (!this.history.hasGapAfter(afterSeq))
+      return { events: this.history.after(afterSeq), firstRetainedSeq: undefined };
     const events: SequencedEvent[] = this.#output
       .after(afterSeq)
       .map((chunk) => ({ type: 'output', seq: chunk.seq, stream: chunk.stream, chunk: chunk.chunk }));
@@ -198,11 +199,25 @@ export class ProcessRecord {
     return true;
   }
 
-  /** Kills the child's group if it is still running and waits until its streams have ended. */
-  async shutdown(): Promise<void> {
+  /**
+   * Kills what is left of the child's tree and waits until its streams have ended, or at most
+   * `drainTimeoutMs` (a descendant in its own session may hold the pipe forever). Idempotent.
+   */
+  async shutdown(drainTimeoutMs: number): Promise<void> {
     this.terminate();
-    await this.#spawned?.close();
-    await this.#done;
+    const spawned = this.#spawned;
+    if (spawned === undefined) return;
+    const settled = spawned.close().then(() => this.#done);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      settled.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), drainTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (timedOut)
+      this.#init.logger.warn('process streams still open after shutdown', { processId: this.processId });
   }
 
   /** The `process/list` row. */
@@ -270,7 +285,10 @@ export class ProcessRecord {
     this.#init.logger.debug('process exited', { processId: this.processId, seq, exitCode, sandboxDenied });
     this.#exitEvent = { type: 'exited', seq, exitCode, sandboxDenied };
     this.history.append(this.#exitEvent);
-    this.#init.emit({ method: 'process/exited', params: { processId: this.processId, seq, exitCode, sandboxDenied } });
+    this.#init.emit({
+      method: 'process/exited',
+      params: { processId: this.processId, seq, exitCode, sandboxDenied },
+    });
     this.changed.notify();
     this.#maybeClose();
   }

@@ -46,7 +46,9 @@ describe('RetainedOutput', () => {
   test('stays correct across many evictions (internal compaction)', () => {
     const output = new RetainedOutput({ maxBytes: 1024 * 1024, maxChunks: 10 });
     for (let seq = 1; seq <= 5000; seq++) output.push(seq, 'stdout', bytes('y'));
-    expect(output.after(0).map((c) => c.seq)).toEqual([4991, 4992, 4993, 4994, 4995, 4996, 4997, 4998, 4999, 5000]);
+    expect(output.after(0).map((c) => c.seq)).toEqual([
+      4991, 4992, 4993, 4994, 4995, 4996, 4997, 4998, 4999, 5000,
+    ]);
     expect(output.after(4995).map((c) => c.seq)).toEqual([4996, 4997, 4998, 4999, 5000]);
   });
 });
@@ -67,7 +69,8 @@ describe('EventLog', () => {
 
   test('is bounded by event count', () => {
     const log = new EventLog({ maxEvents: 2, maxBytes: 1024 });
-    for (let seq = 1; seq <= 600; seq++) log.append({ type: 'output', seq, stream: 'pty', chunk: bytes('z') });
+    for (let seq = 1; seq <= 600; seq++)
+      log.append({ type: 'output', seq, stream: 'pty', chunk: bytes('z') });
     expect(log.after(0).map((e) => e.seq)).toEqual([599, 600]);
     expect(log.firstSeq).toBe(599);
     expect(log.lastSeq).toBe(600);

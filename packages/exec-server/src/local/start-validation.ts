@@ -32,9 +32,13 @@ export function resolveStartCwd(cwd: string): string {
     return fileUriToPath(cwd);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    throw new RpcError('invalidParams', `cwd URI \`${cwd}\` is not valid on this exec-server host: ${reason}`, {
-      cause: error,
-    });
+    throw new RpcError(
+      'invalidParams',
+      `cwd URI \`${cwd}\` is not valid on this exec-server host: ${reason}`,
+      {
+        cause: error,
+      },
+    );
   }
 }
 

@@ -136,7 +136,10 @@ export function fakeSpawner(
   const launched: { request: LocalSpawnRequest; process: FakeSpawnedProcess }[] = [];
   const spawner = async (request: LocalSpawnRequest): Promise<LocalSpawnResult> => {
     await options.onSpawn?.(request);
-    const process = new FakeSpawnedProcess({ tty: request.tty, stdinOpen: request.tty || request.stdin === 'pipe' });
+    const process = new FakeSpawnedProcess({
+      tty: request.tty,
+      stdinOpen: request.tty || request.stdin === 'pipe',
+    });
     launched.push({ request, process });
     return { process, sandboxType: 'none' };
   };

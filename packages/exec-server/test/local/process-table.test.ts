@@ -6,8 +6,8 @@ import {
   ExecError,
   type ExecParams,
   fromUtf8,
-  responseMessage,
   RpcError,
+  responseMessage,
   utf8,
 } from '@execd/protocol';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -39,6 +39,7 @@ const params = (overrides: Partial<ExecParams> = {}): ExecParams => ({
   env: {},
   tty: false,
   pipeStdin: false,
+  enforceManagedNetwork: false,
   ...overrides,
 });
 
@@ -71,7 +72,12 @@ describe('seq numbering and close', () => {
       ['process/closed', 4],
     ]);
     expect(notifications[1]!.params).toMatchObject({ processId: 'proc-1', stream: 'stderr' });
-    expect(notifications[2]!.params).toEqual({ processId: 'proc-1', seq: 3, exitCode: 7, sandboxDenied: false });
+    expect(notifications[2]!.params).toEqual({
+      processId: 'proc-1',
+      seq: 3,
+      exitCode: 7,
+      sandboxDenied: false,
+    });
     const read = await table.read({ processId: 'proc-1' });
     expect(read).toMatchObject({ nextSeq: 5, exited: true, exitCode: 7, closed: true, failure: null });
     expect(read.chunks.map((c) => [c.seq, c.stream])).toEqual([
@@ -113,7 +119,11 @@ describe('seq numbering and close', () => {
     expect((await table.list()).processes[0]!.state).toBe('running');
     child().exit(3);
     await waitFor(() => notifications.length === 3);
-    expect(notifications.map((n) => n.method)).toEqual(['process/output', 'process/exited', 'process/closed']);
+    expect(notifications.map((n) => n.method)).toEqual([
+      'process/output',
+      'process/exited',
+      'process/closed',
+    ]);
   });
 });
 
@@ -198,7 +208,10 @@ describe('process/start', () => {
     const results = await Promise.allSettled([table.start(params()), table.start(params())]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const failed = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
-    expect((failed.reason as RpcError).toWire()).toEqual({ code: -32600, message: 'process proc-1 already exists' });
+    expect((failed.reason as RpcError).toWire()).toEqual({
+      code: -32600,
+      message: 'process proc-1 already exists',
+    });
   });
 
   test('a closed but retained id is still a duplicate', async () => {
@@ -215,9 +228,12 @@ describe('process/start', () => {
     const error = await rejection(table.start(params({ cwd: '/tmp' })));
     expect(error.toWire()).toEqual({
       code: -32602,
-      message: 'cwd URI `/tmp` is not valid on this exec-server host: expected a file:// URI, got a native path',
+      message:
+        'cwd URI `/tmp` is not valid on this exec-server host: expected a file:// URI, got a native path',
     });
-    expect((await rejection(table.start(params({ cwd: 'file://remote-host/tmp' })))).code).toBe('invalidParams');
+    expect((await rejection(table.start(params({ cwd: 'file://remote-host/tmp' })))).code).toBe(
+      'invalidParams',
+    );
     expect(spawner.launched).toHaveLength(0);
   });
 
@@ -236,7 +252,9 @@ describe('process/start', () => {
       expect((await rejection(table.start(params({ processId, argv: [], ...withCallbacks })))).message).toBe(
         'callback-enabled process ID must be non-empty and at most 256 bytes',
       );
-      expect((await rejection(table.start(params({ processId, argv: [] })))).message).toBe('argv must not be empty');
+      expect((await rejection(table.start(params({ processId, argv: [] })))).message).toBe(
+        'argv must not be empty',
+      );
     }
     const zero = { networkProxy: { policyDecisionTimeoutMs: 0 } };
     expect((await rejection(table.start(params(zero)))).message).toBe(
@@ -296,7 +314,13 @@ describe('process/start', () => {
         pipeStdin: true,
         arg0: 'custom',
         env: { EXTRA: '1' },
-        envPolicy: { inherit: 'all', ignoreDefaultExcludes: false, exclude: ['HOME'], set: {}, includeOnly: [] },
+        envPolicy: {
+          inherit: 'all',
+          ignoreDefaultExcludes: false,
+          exclude: ['HOME'],
+          set: {},
+          includeOnly: [],
+        },
       }),
     );
     expect(spawner.launched[0]!.request).toMatchObject({
@@ -357,11 +381,14 @@ describe('process/write', () => {
   test('statuses, de-duplication and the empty writeId', async () => {
     const { table, child } = setup();
     await table.start(params({ pipeStdin: true }));
-    expect((await rejection(table.write({ processId: 'proc-1', chunk: utf8('x'), writeId: '' }))).toWire()).toEqual({
+    expect(
+      (await rejection(table.write({ processId: 'proc-1', chunk: utf8('x'), writeId: '' }))).toWire(),
+    ).toEqual({
       code: -32602,
       message: 'writeId must not be empty',
     });
-    const write = (chunk: string, writeId: string) => table.write({ processId: 'proc-1', chunk: utf8(chunk), writeId });
+    const write = (chunk: string, writeId: string) =>
+      table.write({ processId: 'proc-1', chunk: utf8(chunk), writeId });
     expect(await write('first\n', 'write-1')).toEqual({ status: 'accepted' });
     expect(await write('first\n', 'write-1')).toEqual({ status: 'accepted' });
     const [a, b] = await Promise.all([write('second\n', 'write-2'), write('second\n', 'write-2')]);
@@ -375,7 +402,8 @@ describe('process/write', () => {
   test('remembers 4,096 ids per process, oldest forgotten', async () => {
     const { table, child } = setup({ writeIdsPerProcess: 4096 });
     await table.start(params({ pipeStdin: true }));
-    for (let i = 0; i <= 4096; i++) await table.write({ processId: 'proc-1', chunk: utf8('.'), writeId: `w${i}` });
+    for (let i = 0; i <= 4096; i++)
+      await table.write({ processId: 'proc-1', chunk: utf8('.'), writeId: `w${i}` });
     expect(child().written.length).toBe(4097);
     await table.write({ processId: 'proc-1', chunk: utf8('.'), writeId: 'w4096' });
     expect(child().written.length).toBe(4097);
@@ -391,7 +419,9 @@ describe('process/write', () => {
     });
     await table.start(params({ processId: 'tty', tty: true }));
     child().closeStdin();
-    expect((await rejection(table.write({ processId: 'tty', chunk: utf8('x'), writeId: 'w' }))).toWire()).toEqual({
+    expect(
+      (await rejection(table.write({ processId: 'tty', chunk: utf8('x'), writeId: 'w' }))).toWire(),
+    ).toEqual({
       code: -32603,
       message: 'failed to write to process stdin',
     });
@@ -429,8 +459,20 @@ describe('signal, terminate, resize, list, shutdown', () => {
     expect(await table.resize({ processId: 'tty', cols: 100, rows: 30 })).toEqual({ resized: true });
     expect(await table.resize({ processId: 'none', cols: 100, rows: 30 })).toEqual({ resized: false });
     const [pipe, tty] = table.list().processes;
-    expect(pipe).toMatchObject({ processId: 'pipe', tty: false, state: 'running', nextSeq: 1, sandboxType: 'none' });
-    expect(tty).toMatchObject({ processId: 'tty', tty: true, state: 'running', cwd: 'file:///tmp', argv: ['true'] });
+    expect(pipe).toMatchObject({
+      processId: 'pipe',
+      tty: false,
+      state: 'running',
+      nextSeq: 1,
+      sandboxType: 'none',
+    });
+    expect(tty).toMatchObject({
+      processId: 'tty',
+      tty: true,
+      state: 'running',
+      cwd: 'file:///tmp',
+      argv: ['true'],
+    });
     expect(typeof tty!.pid).toBe('number');
     child().exit(0);
     await waitFor(() => table.list().processes[1]!.state === 'exited');

@@ -1,0 +1,73 @@
+import type { ExecEnvPolicy } from '@execd/protocol';
+import { describe, expect, test } from 'vitest';
+import { createEnv } from '../test/helpers/create-env.ts';
+import { filterSnapshotEnv } from './snapshot-env.ts';
+
+const policy = (overrides: Partial<ExecEnvPolicy>): ExecEnvPolicy => ({
+  inherit: 'all',
+  ignoreDefaultExcludes: false,
+  exclude: [],
+  set: {},
+  includeOnly: [],
+  ...overrides,
+});
+
+describe('filterSnapshotEnv (ports of shell_snapshot_tests.rs)', () => {
+  test('snapshot_filters_profile_exports_after_capture', () => {
+    const captured = new Map([
+      ['PROFILE_ALLOWED', 'profile'],
+      ['PROFILE_DENIED', 'denied'],
+      ['PROFILE_SECRET', 'secret'],
+      ['PWD', '/tmp'],
+    ]);
+    const env = filterSnapshotEnv(captured, {
+      createEnv,
+      policy: policy({ exclude: ['PROFILE_DENIED'], set: { PROFILE_ALLOWED: 'override' }, includeOnly: ['PROFILE_*'] }),
+    });
+    expect(env).toEqual({ PROFILE_ALLOWED: 'override' });
+  });
+
+  test.each(['none', 'core'] as const)(
+    'snapshot_preserves_profile_exports_with_restrictive_inheritance (%s)',
+    (inherit) => {
+      const captured = new Map([
+        ['PROFILE_ALLOWED', 'profile'],
+        ['SDKROOT', '/sdk'],
+        ['PROFILE_SECRET', 'secret'],
+        ['PROFILE_DENIED', 'denied'],
+      ]);
+      const env = filterSnapshotEnv(captured, { createEnv, policy: policy({ inherit, exclude: ['PROFILE_DENIED'] }) });
+      expect(env).toEqual({ PROFILE_ALLOWED: 'profile', SDKROOT: '/sdk' });
+    },
+  );
+
+  test('snapshot_caches_only_unmanaged_proxy_state', () => {
+    const managed = new Map([
+      ['PROFILE_ALLOWED', 'profile'],
+      ['HTTP_PROXY', 'http://127.0.0.1:4321'],
+      ['CODEX_NETWORK_PROXY_ACTIVE', '1'],
+      ['NODE_USE_ENV_PROXY', '1'],
+    ]);
+    expect(filterSnapshotEnv(managed)).toEqual({ PROFILE_ALLOWED: 'profile' });
+    const user = new Map([
+      ['PROFILE_ALLOWED', 'profile'],
+      ['HTTP_PROXY', 'http://user-proxy.example'],
+    ]);
+    expect(filterSnapshotEnv(user)).toEqual({ PROFILE_ALLOWED: 'profile', HTTP_PROXY: 'http://user-proxy.example' });
+  });
+
+  test('drops shell-owned and non-inheritable names (case-insensitively), keeps __proto__ out', () => {
+    const captured = new Map([
+      ['OLDPWD', '/'],
+      ['SHLVL', '2'],
+      ['_', '/usr/bin/env'],
+      ['node_repl_auth_token', 'x'],
+      ['OPENAI_IDENTITY_TOKEN_FILE', 'x'],
+      ['__proto__', 'x'],
+      ['KEPT', 'yes'],
+    ]);
+    const env = filterSnapshotEnv(captured);
+    expect(env).toEqual({ KEPT: 'yes' });
+    expect(Object.getPrototypeOf(env)).toBe(Object.prototype);
+  });
+});
