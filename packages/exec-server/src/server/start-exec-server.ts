@@ -1,4 +1,5 @@
-import { type EnvironmentInfo, ExecError, MAX_FRAME_BYTES, RpcError } from '@execd/protocol';
+import { type EnvironmentInfo, ExecError, MAX_FRAME_BYTES } from '@execd/protocol';
+import { LocalProcessTable } from '../local/index.ts';
 import { BearerTokenVerifier } from './auth.ts';
 import { ConnectionProcessor, type ConnectionTransport } from './connection-processor.ts';
 import { localEnvironmentInfo } from './environment-info.ts';
@@ -20,7 +21,7 @@ export interface ExecServerOptions {
   /** Require `Authorization: Bearer <token>` on the WebSocket upgrade. Needed for non-loopback hosts. */
   readonly authToken?: string | undefined;
   readonly logger?: Logger;
-  /** Builds each new session's process table. */
+  /** Builds each new session's process table (default a `LocalProcessTable` per session). */
   readonly createProcessTable?: CreateProcessTable;
   /** How long a detached session waits for a resume (default 30 s). */
   readonly detachedSessionTtlMs?: number;
@@ -54,10 +55,6 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
   return value;
 }
 
-const NO_PROCESS_TABLE: CreateProcessTable = () => {
-  throw new RpcError('internal', 'this exec-server has no process table configured');
-};
-
 /**
  * Starts an exec-server: binds (or takes over stdio), and serves sessions until `close()`.
  * Refuses a non-loopback WebSocket address without an auth token.
@@ -84,7 +81,7 @@ export async function startExecServer(options: ExecServerOptions = {}): Promise<
   }
 
   const registry = new SessionRegistry({
-    createProcessTable: options.createProcessTable ?? NO_PROCESS_TABLE,
+    createProcessTable: options.createProcessTable ?? (() => new LocalProcessTable({ logger })),
     detachedTtlMs,
     logger,
   });

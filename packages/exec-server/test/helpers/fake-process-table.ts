@@ -28,7 +28,7 @@ interface FakeEntry {
 
 /** A scripted process table; `output`/`exit` drive it, `shutdownCalls` shows it was reaped. */
 export class FakeProcessTable implements ProcessTable {
-  readonly entries = new Map<string, FakeEntry>();
+  readonly entries: Map<string, FakeEntry> = new Map();
   readonly #listeners = new Set<(notification: ProcessNotification) => void>();
   readonly #waiters = new Set<() => void>();
   shutdownCalls = 0;

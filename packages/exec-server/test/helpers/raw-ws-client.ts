@@ -93,7 +93,7 @@ export class RawWsClient implements AsyncDisposable {
   }
 
   /** Sends raw bytes or text as one frame. */
-  sendRaw(data: string | Uint8Array, binary = typeof data !== 'string'): void {
+  sendRaw(data: string | Uint8Array, binary: boolean = typeof data !== 'string'): void {
     this.socket.send(data, { binary });
   }
 
