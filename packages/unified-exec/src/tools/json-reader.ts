@@ -197,8 +197,12 @@ export class JsonReader {
     else if (byte === 0x66) this.ident('false');
     else if (byte === 0x6e) this.ident('null');
     else if (byte === 0x5b) this.array(() => this.skipValue());
-    else if (byte === 0x7b) this.object(() => this.skipValue());
-    else this.failPeek('expected value');
+    else if (byte === 0x7b) {
+      this.object(() => {
+        this.colon();
+        this.skipValue();
+      });
+    } else this.failPeek('expected value');
   }
 
   #skipNumber(): void {
@@ -275,12 +279,12 @@ export class JsonReader {
   /**
    * Fails with serde_json's "invalid type" error for the value at the cursor (its
    * `peek_invalid_type`): scalars are read first and the error sits after them; sequences and
-   * maps are described without being read and the error sits at their first byte.
+   * maps are described without being read and the error sits just before them.
    */
   invalidType(expected: string): never {
     const byte = this.peek();
-    if (byte === 0x5b) this.failPeek(`invalid type: sequence, expected ${expected}`);
-    if (byte === 0x7b) this.failPeek(`invalid type: map, expected ${expected}`);
+    if (byte === 0x5b) this.fail(`invalid type: sequence, expected ${expected}`);
+    if (byte === 0x7b) this.fail(`invalid type: map, expected ${expected}`);
     let unexpected: string;
     const literal = byte === 0x6e ? 'null' : byte === 0x74 ? 'true' : byte === 0x66 ? 'false' : undefined;
     if (literal !== undefined) {
