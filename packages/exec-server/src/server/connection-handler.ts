@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import {
   decodeParams,
   type EnvironmentInfo,
@@ -60,6 +61,8 @@ export class ConnectionHandler {
       notify: options.notify,
       evict: () => this.#cancel.abort(new RpcError('invalidRequest', RESUMED_ELSEWHERE)),
     };
+    // Every in-flight long-poll of the connection listens on this one signal (up to 2N at once).
+    setMaxListeners(0, this.#cancel.signal);
     const cancelSignal = options.cancelSignal;
     if (cancelSignal?.aborted) this.#cancel.abort(cancelSignal.reason);
     cancelSignal?.addEventListener('abort', () => this.#cancel.abort(cancelSignal.reason), { once: true });
