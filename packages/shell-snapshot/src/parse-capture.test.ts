@@ -3,7 +3,9 @@ import { MAX_SNAPSHOT_BYTES } from './limits.ts';
 import { parseCaptureOutput } from './parse-capture.ts';
 
 const frame = (...parts: (string | Uint8Array)[]): Uint8Array =>
-  Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'utf8') : Buffer.from(part))));
+  Buffer.concat(
+    parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'utf8') : Buffer.from(part))),
+  );
 
 describe('parseCaptureOutput', () => {
   test('strips the preamble, splits sections and NUL-separated env, ignores what follows the end', () => {
@@ -50,7 +52,10 @@ describe('parseCaptureOutput', () => {
     ['no marker', frame('set -o x\n\0\0\0A=1\0# End of snapshot\0')],
     ['a truncated section', frame('\0# Snapshot file\0set -o x\n')],
     ['no end marker', frame('\0# Snapshot file\0\0\0\0A=1\0B=2\0')],
-    ['state that is not UTF-8', frame('\0# Snapshot file\0', new Uint8Array([0xc3, 0x28]), '\0\0\0# End of snapshot\0')],
+    [
+      'state that is not UTF-8',
+      frame('\0# Snapshot file\0', new Uint8Array([0xc3, 0x28]), '\0\0\0# End of snapshot\0'),
+    ],
   ])('fails on %s', (_name, output) => {
     expect(parseCaptureOutput(output).ok).toBe(false);
   });
@@ -58,6 +63,9 @@ describe('parseCaptureOutput', () => {
   test('counts state and env before filtering against the size limit', () => {
     const half = 'x'.repeat(MAX_SNAPSHOT_BYTES / 2);
     const output = frame(`\0# Snapshot file\0# ${half}\n\0\0\0FILTERED=${half}\0# End of snapshot\0`);
-    expect(parseCaptureOutput(output)).toEqual({ ok: false, detail: `shell snapshot exceeds ${MAX_SNAPSHOT_BYTES} bytes` });
+    expect(parseCaptureOutput(output)).toEqual({
+      ok: false,
+      detail: `shell snapshot exceeds ${MAX_SNAPSHOT_BYTES} bytes`,
+    });
   });
 });

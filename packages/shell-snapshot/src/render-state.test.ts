@@ -36,7 +36,8 @@ describe('renderState', () => {
 
   test('zsh: setopt lines without invocation or hazardous options; functions before aliases', () => {
     const state = renderState('zsh', {
-      options: 'extendedglob\nlogin\nnohashdirs\nerrexit\nerr_return\nnounset\nnoexec\nxtrace\nsinglecommand\nnorcs\n',
+      options:
+        'extendedglob\nlogin\nnohashdirs\nerrexit\nerr_return\nnounset\nnoexec\nxtrace\nsinglecommand\nnorcs\n',
       aliases: 'alias zz=print\n',
       functions: 'zfn () {\n\tprint hi\n}\n',
       env,
@@ -53,6 +54,8 @@ describe('renderState', () => {
       functions: '',
       env,
     });
-    expect(state).toBe("# Snapshot file\nset -o noglob\nalias a='x y'\nalias b='it'\"'\"'s\ntwo'\nalias c='z'\n");
+    expect(state).toBe(
+      "# Snapshot file\nset -o noglob\nalias a='x y'\nalias b='it'\"'\"'s\ntwo'\nalias c='z'\n",
+    );
   });
 });

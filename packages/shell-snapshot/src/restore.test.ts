@@ -20,14 +20,23 @@ describe('splitState', () => {
 });
 
 describe('restoreCommand', () => {
-  const snapshot = { shell: 'bash' as const, state: '# Snapshot file\nf () { :; }\n', env: { A: 'snap', B: 'snap' } };
+  const snapshot = {
+    shell: 'bash' as const,
+    state: '# Snapshot file\nf () { :; }\n',
+    env: { A: 'snap', B: 'snap' },
+  };
 
   test('rewrites the flag and script and layers the environment', () => {
     const restored = restoreCommand(snapshot, {
       command: {
         argv: ['wrapper', '/bin/bash', '-lc', 'echo hi', 'arg'],
         cwd: '/tmp',
-        env: { A: 'prepared', C: 'prepared', [`${SNAPSHOT_STATE_ENV_PREFIX}9`]: 'forged', node_repl_auth_token: 'x' },
+        env: {
+          A: 'prepared',
+          C: 'prepared',
+          [`${SNAPSHOT_STATE_ENV_PREFIX}9`]: 'forged',
+          node_repl_auth_token: 'x',
+        },
       },
       shellStart: 1,
       requestEnv: { A: 'request', GONE: 'dropped by the prepared env' },
@@ -35,7 +44,9 @@ describe('restoreCommand', () => {
     expect(restored.argv.slice(0, 3)).toEqual(['wrapper', '/bin/bash', '-pc']);
     expect(restored.argv[4]).toBe('arg');
     const script = restored.argv[3] ?? '';
-    expect(script.startsWith('set +o privileged\nif ! eval "unset __CODEX_SHELL_SNAPSHOT_STATE_0\n')).toBe(true);
+    expect(script.startsWith('set +o privileged\nif ! eval "unset __CODEX_SHELL_SNAPSHOT_STATE_0\n')).toBe(
+      true,
+    );
     expect(script.endsWith("then printf 'failed to restore shell snapshot\\n' >&2; fi\necho hi")).toBe(true);
     expect(restored.env).toEqual({
       A: 'prepared', // request overrides win over the snapshot (with the prepared value)
@@ -57,6 +68,8 @@ describe('restoreCommand', () => {
 
   test('pathExportsAfterRestore prepends and quotes', () => {
     expect(pathExportsAfterRestore([])).toBe('');
-    expect(pathExportsAfterRestore(["/a b", "/it's"])).toBe(`PATH='/a b:/it'\\''s'"\${PATH:+:\$PATH}"; export PATH\n`);
+    expect(pathExportsAfterRestore(['/a b', "/it's"])).toBe(
+      `PATH='/a b:/it'\\''s'"\${PATH:+:$PATH}"; export PATH\n`,
+    );
   });
 });

@@ -22,7 +22,11 @@ describe('filterSnapshotEnv (ports of shell_snapshot_tests.rs)', () => {
     ]);
     const env = filterSnapshotEnv(captured, {
       createEnv,
-      policy: policy({ exclude: ['PROFILE_DENIED'], set: { PROFILE_ALLOWED: 'override' }, includeOnly: ['PROFILE_*'] }),
+      policy: policy({
+        exclude: ['PROFILE_DENIED'],
+        set: { PROFILE_ALLOWED: 'override' },
+        includeOnly: ['PROFILE_*'],
+      }),
     });
     expect(env).toEqual({ PROFILE_ALLOWED: 'override' });
   });
@@ -36,7 +40,10 @@ describe('filterSnapshotEnv (ports of shell_snapshot_tests.rs)', () => {
         ['PROFILE_SECRET', 'secret'],
         ['PROFILE_DENIED', 'denied'],
       ]);
-      const env = filterSnapshotEnv(captured, { createEnv, policy: policy({ inherit, exclude: ['PROFILE_DENIED'] }) });
+      const env = filterSnapshotEnv(captured, {
+        createEnv,
+        policy: policy({ inherit, exclude: ['PROFILE_DENIED'] }),
+      });
       expect(env).toEqual({ PROFILE_ALLOWED: 'profile', SDKROOT: '/sdk' });
     },
   );
@@ -53,7 +60,10 @@ describe('filterSnapshotEnv (ports of shell_snapshot_tests.rs)', () => {
       ['PROFILE_ALLOWED', 'profile'],
       ['HTTP_PROXY', 'http://user-proxy.example'],
     ]);
-    expect(filterSnapshotEnv(user)).toEqual({ PROFILE_ALLOWED: 'profile', HTTP_PROXY: 'http://user-proxy.example' });
+    expect(filterSnapshotEnv(user)).toEqual({
+      PROFILE_ALLOWED: 'profile',
+      HTTP_PROXY: 'http://user-proxy.example',
+    });
   });
 
   test('drops shell-owned and non-inheritable names (case-insensitively), keeps __proto__ out', () => {

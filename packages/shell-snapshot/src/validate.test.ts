@@ -33,19 +33,26 @@ describe('checkSnapshotRequest', () => {
     });
   });
 
-  test.each(['', 'x'.repeat(257), 'é'.repeat(129)])('rejects a scope of %# with the original text', (scopeId) => {
-    // The scope is checked before the argv shape, even for a command that would be skipped.
-    const check = checkSnapshotRequest({ scopeId, shell: bash }, ['true']);
-    expect(check.status).toBe('invalid');
-    if (check.status !== 'invalid') return;
-    expect(check.error).toBeInstanceOf(RpcError);
-    expect(check.error.code).toBe('invalidParams');
-    expect(check.error.rpcCode).toBe(-32602);
-    expect(check.error.message).toBe('shell snapshot scope must be non-empty and at most 256 bytes');
-  });
+  test.each(['', 'x'.repeat(257), 'é'.repeat(129)])(
+    'rejects a scope of %# with the original text',
+    (scopeId) => {
+      // The scope is checked before the argv shape, even for a command that would be skipped.
+      const check = checkSnapshotRequest({ scopeId, shell: bash }, ['true']);
+      expect(check.status).toBe('invalid');
+      if (check.status !== 'invalid') return;
+      expect(check.error).toBeInstanceOf(RpcError);
+      expect(check.error.code).toBe('invalidParams');
+      expect(check.error.rpcCode).toBe(-32602);
+      expect(check.error.message).toBe('shell snapshot scope must be non-empty and at most 256 bytes');
+    },
+  );
 
   test('accepts a scope of exactly 256 bytes', () => {
-    const check = checkSnapshotRequest({ scopeId: 'é'.repeat(128), shell: bash }, ['/bin/bash', '-lc', 'true']);
+    const check = checkSnapshotRequest({ scopeId: 'é'.repeat(128), shell: bash }, [
+      '/bin/bash',
+      '-lc',
+      'true',
+    ]);
     expect(check.status).toBe('apply');
   });
 
@@ -56,6 +63,8 @@ describe('checkSnapshotRequest', () => {
     if (check.status !== 'invalid') return;
     expect(check.error.code).toBe('invalidParams');
     expect(check.error.message).toBe('shell snapshots are unsupported for shell `fish`');
-    expect(checkSnapshotRequest({ scopeId: 's', shell: fish }, ['/usr/bin/fish', '-c', 'true']).status).toBe('skip');
+    expect(checkSnapshotRequest({ scopeId: 's', shell: fish }, ['/usr/bin/fish', '-c', 'true']).status).toBe(
+      'skip',
+    );
   });
 });

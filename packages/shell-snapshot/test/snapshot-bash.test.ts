@@ -5,11 +5,12 @@ import { afterEach, describe, expect, test } from 'vitest';
 import {
   type LaunchCommand,
   pathExportsAfterRestore,
-  SNAPSHOT_STATE_ENV_PREFIX,
   ShellSnapshotCache,
+  SNAPSHOT_STATE_ENV_PREFIX,
 } from '../src/index.ts';
 import {
   childPids,
+  commandOf,
   createEnv,
   launch,
   runPipe,
@@ -102,7 +103,9 @@ test('a profile loaded through BASH_ENV is captured once and not re-run by the r
   const { outputs, runtime } = await runTwice(home, runPipe, { BASH_ENV: `${home.path}/profile.sh` });
   for (const output of outputs) {
     expect(output.stderr).toBe('');
-    expect(output.stdout.startsWith(`helper|profile|missing|missing|${runtime}:${home.path}/profile-bin:`)).toBe(true);
+    expect(
+      output.stdout.startsWith(`helper|profile|missing|missing|${runtime}:${home.path}/profile-bin:`),
+    ).toBe(true);
   }
   expect(home.captures()).toBe('x');
 });
@@ -110,10 +113,11 @@ test('a profile loaded through BASH_ENV is captured once and not re-run by the r
 test('request env overrides win over the profile; the state never reaches child processes', async () => {
   using home = tempHome({ '.bashrc': 'export PROFILE_ALLOWED=profile OTHER=profile\n' });
   await using cache = new ShellSnapshotCache({ createEnv });
-  const script = 'printf "%s|%s|" "$PROFILE_ALLOWED" "$OTHER"; env | grep -c "^__CODEX_SHELL_SNAPSHOT" || true';
+  const script =
+    'printf "%s|%s|" "$PROFILE_ALLOWED" "$OTHER"; env | grep -c "^__CODEX_SHELL_SNAPSHOT" || true';
   const prepared = await cache.prepare(launch({ home, script, env: { PROFILE_ALLOWED: 'request' } }));
   expect(prepared.status).toBe('restored');
-  expect(await runPipe(prepared.command as LaunchCommand)).toEqual({
+  expect(await runPipe(commandOf(prepared))).toEqual({
     stdout: 'request|profile|0\n',
     stderr: '',
     exitCode: 0,
@@ -130,10 +134,10 @@ test('dangerous options and traps from the profile are not restored; safe option
     ].join('\n'),
   });
   await using cache = new ShellSnapshotCache({ createEnv });
-  const script = 'false; printf "%s|%s" "$-" "${UNSET_VARIABLE-unset}"; set -o | grep -E "^pipefail" | tr -s " \\t" ":"';
+  const script = `false; printf "%s|%s" "$-" "\${UNSET_VARIABLE-unset}"; set -o | grep -E "^pipefail" | tr -s " \\t" ":"`;
   const prepared = await cache.prepare(launch({ home, script }));
   expect(prepared.status).toBe('restored');
-  const output = await runPipe(prepared.command as LaunchCommand);
+  const output = await runPipe(commandOf(prepared));
   expect(output.stderr).toBe('');
   expect(output.exitCode).toBe(0);
   const [flags, rest] = output.stdout.split('|');

@@ -2,8 +2,17 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
-import { type LaunchCommand, ShellSnapshotCache } from '../src/index.ts';
-import { childPids, createEnv, launch, runPipe, runTty, tempHome, waitFor } from './helpers/index.ts';
+import { ShellSnapshotCache } from '../src/index.ts';
+import {
+  childPids,
+  commandOf,
+  createEnv,
+  launch,
+  runPipe,
+  runTty,
+  tempHome,
+  waitFor,
+} from './helpers/index.ts';
 
 afterEach(async () => {
   await waitFor(() => childPids().length === 0);
@@ -39,9 +48,13 @@ test.each([
   for (let round = 0; round < 2; round++) {
     const prepared = await cache.prepare(launch({ home, script, shell: 'sh', envPolicy: POLICY }));
     expect(prepared.status).toBe('restored');
-    const command = prepared.command as LaunchCommand;
+    const command = commandOf(prepared);
     expect(command.argv.slice(0, 2)).toEqual(['/bin/sh', '-c']);
-    expect(await run(command)).toEqual({ stdout: 'hello|profile|missing|missing|noglob', stderr: '', exitCode: 0 });
+    expect(await run(command)).toEqual({
+      stdout: 'hello|profile|missing|missing|noglob',
+      stderr: '',
+      exitCode: 0,
+    });
   }
   expect(home.captures()).toBe('x');
 });
@@ -64,14 +77,18 @@ test('zsh: tied PATH/path, functions and options restored; trap functions are no
   home.write('zbin/mytool', '#!/bin/sh\nprintf tool\n');
   chmodSync(join(home.path, 'zbin/mytool'), 0o755);
   await using cache = new ShellSnapshotCache({ createEnv });
-  const script = 'print -rn -- "$path[1]|${PATH%%:*}|$(mytool)|$(zfn)|$options[extendedglob]|$PROFILE_Z|$+aliases[zz]"';
+  const script = `print -rn -- "$path[1]|\${PATH%%:*}|$(mytool)|$(zfn)|$options[extendedglob]|$PROFILE_Z|$+aliases[zz]"`;
   for (let round = 0; round < 2; round++) {
     const prepared = await cache.prepare(launch({ home, script, shell: 'zsh' }));
     expect(prepared.status).toBe('restored');
-    const command = prepared.command as LaunchCommand;
+    const command = commandOf(prepared);
     expect(command.argv.slice(0, 2)).toEqual(['/bin/zsh', '-fc']);
     const zbin = `${home.path}/zbin`;
-    expect(await runPipe(command)).toEqual({ stdout: `${zbin}|${zbin}|tool|zfn|on|zed|1`, stderr: '', exitCode: 0 });
+    expect(await runPipe(command)).toEqual({
+      stdout: `${zbin}|${zbin}|tool|zfn|on|zed|1`,
+      stderr: '',
+      exitCode: 0,
+    });
   }
   expect(home.captures()).toBe('x');
 });
@@ -85,11 +102,7 @@ test('snapshots are keyed by shell: a zsh snapshot never reaches bash', async ()
   const probe = 'for f in only_bash only_zsh; do type $f >/dev/null 2>&1 && $f; done; printf "|"';
   const zsh = await cache.prepare(launch({ home, script: probe, shell: 'zsh' }));
   const bash = await cache.prepare(launch({ home, script: probe, shell: 'bash' }));
-  expect((await runPipe(zsh.status === 'restored' ? zsh.command : fail())).stdout).toBe('zsh-fn|');
-  expect((await runPipe(bash.status === 'restored' ? bash.command : fail())).stdout).toBe('bash-fn|');
+  expect((await runPipe(commandOf(zsh))).stdout).toBe('zsh-fn|');
+  expect((await runPipe(commandOf(bash))).stdout).toBe('bash-fn|');
   expect(cache.size).toBe(2);
 });
-
-function fail(): never {
-  throw new Error('expected a restored command');
-}

@@ -2,15 +2,33 @@
 // must not import (imports go one way). Kept deliberately small and obvious.
 import type { ExecEnvPolicy } from '@execd/protocol';
 
-const CORE = new Set(['PATH', 'SHELL', 'TMPDIR', 'TEMP', 'TMP', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'LOGNAME', 'USER']);
+const CORE = new Set([
+  'PATH',
+  'SHELL',
+  'TMPDIR',
+  'TEMP',
+  'TMP',
+  'HOME',
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'LOGNAME',
+  'USER',
+]);
 const DEFAULT_EXCLUDES = ['*KEY*', '*SECRET*', '*TOKEN*'];
 
 function matches(pattern: string, name: string): boolean {
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*').replaceAll('?', '.');
+  const source = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replaceAll('*', '.*')
+    .replaceAll('?', '.');
   return new RegExp(`^${source}$`, 'i').test(name);
 }
 
-export function createEnv(policy: ExecEnvPolicy, base: Readonly<Record<string, string>>): Record<string, string> {
+export function createEnv(
+  policy: ExecEnvPolicy,
+  base: Readonly<Record<string, string>>,
+): Record<string, string> {
   const env: Record<string, string> = {};
   if (policy.inherit !== 'none') {
     for (const [name, value] of Object.entries(base)) {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecEnvPolicy } from '@execd/protocol';
-import type { SnapshotLaunchInput } from '../../src/index.ts';
+import type { LaunchCommand, SnapshotLaunchInput, SnapshotPrepareResult } from '../../src/index.ts';
 import { createEnv } from './create-env.ts';
 import type { TempHome } from './home.ts';
 
@@ -55,4 +55,15 @@ export function systemLoginPath(shell: keyof typeof SHELLS): string {
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
+}
+
+/** The command of a `restored` (or `fallback`) result; fails the test on any other status. */
+export function commandOf(
+  result: SnapshotPrepareResult,
+  status: 'restored' | 'fallback' = 'restored',
+): LaunchCommand {
+  if (result.status !== status || !('command' in result)) {
+    throw new Error(`expected a ${status} launch, got ${JSON.stringify(result)}`);
+  }
+  return result.command;
 }

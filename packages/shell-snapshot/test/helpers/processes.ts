@@ -77,7 +77,10 @@ export function processesMatching(needle: string): number[] {
 }
 
 /** Polls `predicate` until it returns a truthy value or the (generous) deadline passes. */
-export async function waitFor<T>(predicate: () => T | Promise<T>, timeoutMs = 15_000): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  predicate: () => T | Promise<T>,
+  timeoutMs = 15_000,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await predicate();
