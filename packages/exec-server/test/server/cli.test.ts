@@ -1,0 +1,157 @@
+// The `execd-server` command as a real child process: one URL line, JSON logs on stderr, the
+// original's --listen errors, auth, and a clean exit 0 on SIGTERM/SIGINT with no surviving children.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileUri } from '@execd/protocol';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { buildCli, CliProcess } from '../helpers/cli-process.ts';
+import { ProcessTracker } from '../helpers/process-tracker.ts';
+import { RawWsClient } from '../helpers/raw-ws-client.ts';
+import { waitFor } from '../helpers/wait-for.ts';
+
+let cli: Awaited<ReturnType<typeof buildCli>>;
+const tracker = new ProcessTracker();
+const CWD = pathToFileUri(process.cwd());
+
+beforeAll(async () => {
+  cli = await buildCli();
+}, 120_000);
+
+afterAll(async () => {
+  await cli?.remove();
+});
+
+afterEach(async () => {
+  await tracker.expectNoSurvivors();
+});
+
+function envWithout(name: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...extra };
+  delete env[name];
+  return env;
+}
+
+async function readText(client: RawWsClient, processId: string): Promise<string> {
+  let text = '';
+  let after = 0;
+  for (;;) {
+    const read = await client.call<{ chunks: { chunk: string }[]; nextSeq: number; closed: boolean }>('process/read', {
+      processId,
+      afterSeq: after,
+      waitMs: 2_000,
+    });
+    for (const chunk of read.chunks) text += Buffer.from(chunk.chunk, 'base64').toString();
+    after = read.nextSeq - 1;
+    if (read.closed) return text;
+  }
+}
+
+describe('execd-server', () => {
+  test.each(['SIGTERM', 'SIGINT'] as const)(
+    'prints exactly one URL line, logs JSON to stderr, and on %s exits 0 leaving no child behind',
+    async (signal) => {
+      await using server = new CliProcess(cli.script, ['--log-level', 'debug'], envWithout('EXECD_AUTH_TOKEN'));
+      const url = await server.firstLine();
+      expect(url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+      await using client = await RawWsClient.connect(url);
+      await client.initialize();
+      const start = (processId: string, argv: string[], tty = false) =>
+        client.call('process/start', { processId, argv, cwd: CWD, env: {}, tty });
+      await start('pipes', ['sh', '-c', 'sleep 60 & sleep 60']);
+      await start('pty', ['sh', '-c', 'sleep 60'], true);
+      const list = await client.call<{ processes: { pid?: number }[] }>('process/list', {});
+      expect(list.processes).toHaveLength(2);
+      for (const entry of list.processes) if (entry.pid !== undefined) tracker.add(entry.pid);
+      expect(tracker.survivors().length).toBeGreaterThanOrEqual(2);
+
+      server.child.kill(signal);
+      expect(await server.exited).toEqual({ code: 0, signal: null });
+      await tracker.expectNoSurvivors();
+      expect(server.stdout).toBe(`${url}\n`);
+      const records = server.logRecords();
+      expect(records.length).toBeGreaterThan(0);
+      expect(records.every((record) => typeof record.level === 'string' && typeof record.msg === 'string')).toBe(true);
+      expect(records.some((record) => record.msg === 'exec-server shutdown complete')).toBe(true);
+    },
+  );
+
+  test.each([
+    ['http://127.0.0.1:1', 'unsupported --listen URL `http://127.0.0.1:1`; expected `ws://IP:PORT` or `stdio`'],
+    ['ws://localhost:1', 'invalid websocket --listen URL `ws://localhost:1`; expected `ws://IP:PORT`'],
+  ])('--listen %s fails with the original text', async (listen, message) => {
+    await using server = new CliProcess(cli.script, ['--listen', listen]);
+    expect((await server.exited).code).toBe(1);
+    expect(server.stderr).toContain(message);
+    expect(server.stdout).toBe('');
+  });
+
+  test('bad usage exits 2 with the usage text', async () => {
+    await using server = new CliProcess(cli.script, ['--bogus']);
+    expect((await server.exited).code).toBe(2);
+    expect(server.stderr).toContain('Usage: execd-server');
+  });
+
+  test('a non-loopback address without a token is refused', async () => {
+    await using server = new CliProcess(cli.script, ['--listen', 'ws://0.0.0.0:0'], envWithout('EXECD_AUTH_TOKEN'));
+    expect((await server.exited).code).toBe(1);
+    expect(server.stderr).toContain('without an auth token');
+  });
+
+  test('EXECD_AUTH_TOKEN guards the upgrade and is not inherited by children', async () => {
+    await using server = new CliProcess(cli.script, ['--log-level', 'off'], { ...process.env, EXECD_AUTH_TOKEN: 'tok-123' });
+    const url = await server.firstLine();
+    await expect(RawWsClient.connect(url)).rejects.toMatchObject({ status: 401 });
+    await using client = await RawWsClient.connect(url, { headers: { Authorization: 'Bearer tok-123' } });
+    await client.initialize();
+    const policy = { inherit: 'all', ignoreDefaultExcludes: true, exclude: [], set: {}, includeOnly: [] };
+    await client.call('process/start', {
+      processId: 'env',
+      argv: ['sh', '-c', 'printf "%s" "${EXECD_AUTH_TOKEN:-unset}"'],
+      cwd: CWD,
+      env: {},
+      envPolicy: policy,
+      tty: false,
+    });
+    expect(await readText(client, 'env')).toBe('unset');
+    server.child.kill('SIGTERM');
+    expect((await server.exited).code).toBe(0);
+  });
+
+  test('--auth-token-file is read and trimmed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'execd-cli-'));
+    try {
+      await writeFile(join(dir, 'token'), 'file-token\n');
+      await using server = new CliProcess(cli.script, ['--auth-token-file', join(dir, 'token')], envWithout('EXECD_AUTH_TOKEN'));
+      const url = await server.firstLine();
+      await expect(RawWsClient.connect(url, { headers: { Authorization: 'Bearer wrong' } })).rejects.toMatchObject({ status: 401 });
+      await using client = await RawWsClient.connect(url, { headers: { Authorization: 'Bearer file-token' } });
+      expect((await client.initialize()).sessionId).toBeTruthy();
+      server.child.kill('SIGTERM');
+      expect((await server.exited).code).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('--listen stdio speaks NDJSON on stdin/stdout and exits 0 at EOF, killing its processes', async () => {
+    await using server = new CliProcess(cli.script, ['--listen', 'stdio', '--log-level', 'off']);
+    const lines = (): Record<string, unknown>[] =>
+      server.stdout
+        .split('\n')
+        .filter((line) => line.length > 0)
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    server.child.stdin.write(`${JSON.stringify({ id: 1, method: 'initialize', params: { clientName: 'c' } })}\n`);
+    server.child.stdin.write('{"method":"initialized","params":{}}\n');
+    server.child.stdin.write(
+      `${JSON.stringify({ id: 2, method: 'process/start', params: { processId: 'p', argv: ['sleep', '60'], cwd: CWD, env: {}, tty: false } })}\n`,
+    );
+    server.child.stdin.write('{"id":3,"method":"process/list"}\n');
+    const list = await waitFor(() => lines().find((line) => line.id === 3));
+    for (const entry of (list.result as { processes: { pid: number }[] }).processes) tracker.add(entry.pid);
+    expect(lines().find((line) => line.id === 1)?.result).toMatchObject({ sessionId: expect.any(String) });
+    server.child.stdin.end();
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    await tracker.expectNoSurvivors();
+  });
+});
