@@ -22,6 +22,12 @@ import type { ProcessNotification, ProcessTable } from '../types.ts';
 import { defaultSpawner, notSandboxDenied } from './default-spawner.ts';
 import * as limits from './limits.ts';
 import { ProcessRecord } from './process-record.ts';
+import {
+  applyShellSnapshot,
+  createShellSnapshotCache,
+  type PreparedLaunch,
+  type ShellSnapshotPreparer,
+} from './shell-snapshots.ts';
 import type { SandboxDenialCheck, Spawner } from './spawner.ts';
 import { requireArgv, resolveStartCwd, validateStartPreconditions } from './start-validation.ts';
 
@@ -31,6 +37,12 @@ export interface LocalProcessTableOptions {
   readonly spawner?: Spawner | undefined;
   /** Sandbox denial detection for `sandboxDenied` (only consulted for sandboxed children). */
   readonly isSandboxDenied?: SandboxDenialCheck | undefined;
+  /**
+   * Restores shell snapshots (`ExecParams.shellSnapshot`). Default: a cache owned by this table
+   * (closed at shutdown); a server passes one cache shared by all its sessions. `null`: never
+   * restore (commands run unchanged, as after a failed capture).
+   */
+  readonly shellSnapshots?: ShellSnapshotPreparer | null | undefined;
   /** The executor environment `envPolicy` applies to (default `process.env`). */
   readonly executorEnv?: BaseEnv | undefined;
   /** How long a closed process stays readable (default 30 s; tests use a few ms). */
@@ -78,6 +90,9 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
   readonly #logger: Logger;
   readonly #options: LocalProcessTableOptions;
   #shutdown: Promise<void> | undefined;
+  // Aborted at shutdown: stops waiting for snapshot captures of pending starts.
+  readonly #closing = new AbortController();
+  #ownSnapshots: ReturnType<typeof createShellSnapshotCache> | undefined;
 
   constructor(options: LocalProcessTableOptions = {}) {
     this.#options = options;
@@ -183,28 +198,35 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
   }
 
   async #start(params: ExecParams): Promise<StartedProcess> {
-    if (this.#shutdown !== undefined)
-      throw new RpcError('internal', 'exec-server process table is shut down');
+    this.#refuseIfShutDown();
     validateStartPreconditions(params, process.platform);
-    const env = childEnv(params, this.#executorEnv);
-    const cwd = resolveStartCwd(params.cwd);
-    const argv = params.argv;
-    requireArgv(argv);
+    let launch: PreparedLaunch = {
+      argv: params.argv,
+      cwd: resolveStartCwd(params.cwd),
+      env: childEnv(params, this.#executorEnv),
+      arg0: params.arg0,
+    };
+    const snapshots = this.#snapshots(params);
+    if (snapshots !== undefined) {
+      launch = await applyShellSnapshot(snapshots, params, launch, {
+        cancelSignal: this.#closing.signal,
+        logger: this.#logger,
+      });
+    }
+    requireArgv(launch.argv);
     const processId = params.processId;
-    // No await between this check and the insert: of two concurrent duplicate starts, one wins.
+    // No await between these checks and the insert: of two concurrent duplicate starts, one wins.
+    this.#refuseIfShutDown();
     if (this.#records.has(processId))
       throw new RpcError('invalidRequest', `process ${processId} already exists`);
     const record = this.#newRecord(params);
     this.#records.set(processId, record);
-    this.#logger.debug('starting process', { processId, argv, tty: params.tty });
+    this.#logger.debug('starting process', { processId, argv: launch.argv, tty: params.tty });
     let launched: Awaited<ReturnType<Spawner>>;
     try {
       launched = await this.#spawner({
         processId,
-        argv,
-        cwd,
-        env,
-        arg0: params.arg0,
+        ...launch,
         tty: params.tty,
         stdin: params.pipeStdin ? 'pipe' : 'null',
         sandbox: params.sandbox,
@@ -213,7 +235,8 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
     } catch (error) {
       if (this.#records.get(processId) === record) this.#records.delete(processId);
       this.#logger.debug('process start failed', { processId, error });
-      if (error instanceof RpcError) throw error;
+      // RpcErrors (e.g. -32602 for an unusable sandbox) pass through; anything else is -32603.
+      if (ExecError.is(error) && error instanceof Error && 'toWire' in error) throw error;
       throw new RpcError('internal', error instanceof Error ? error.message : String(error), {
         cause: error,
       });
@@ -224,6 +247,18 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
     }
     record.attach(launched);
     return { response: { processId, sandboxType: launched.sandboxType }, record };
+  }
+
+  #refuseIfShutDown(): void {
+    if (this.#shutdown !== undefined)
+      throw new RpcError('internal', 'exec-server process table is shut down');
+  }
+
+  #snapshots(params: ExecParams): ShellSnapshotPreparer | undefined {
+    if (params.shellSnapshot === undefined || this.#options.shellSnapshots === null) return undefined;
+    if (this.#options.shellSnapshots !== undefined) return this.#options.shellSnapshots;
+    this.#ownSnapshots ??= createShellSnapshotCache(this.#logger);
+    return this.#ownSnapshots;
   }
 
   #newRecord(params: ExecParams): ProcessRecord {
@@ -275,6 +310,7 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
   }
 
   async #shutdownAll(): Promise<void> {
+    this.#closing.abort();
     for (const timer of this.#retentionTimers) clearTimeout(timer);
     this.#retentionTimers.clear();
     const records = [...this.#records.values()];
@@ -284,7 +320,7 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
       else this.#release(record);
     }
     // Entries stay readable while their children die, so a pending long-poll sees `closed`.
-    await Promise.allSettled([...this.#pendingStarts, ...this.#released]);
+    await Promise.allSettled([...this.#pendingStarts, ...this.#released, this.#ownSnapshots?.close()]);
     this.#records.clear();
     // Wake any remaining long-poll: it now sees its process gone.
     for (const record of records) record.changed.notify();

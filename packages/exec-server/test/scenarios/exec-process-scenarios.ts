@@ -2,7 +2,7 @@
 // ExecBackend/ExecProcess interfaces: run in-process by test/local/scenarios.test.ts, and over
 // WebSocket (msgpack and json) by the remote client's suite.
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecError, OutputGapError, utf8 } from '@execd/protocol';
@@ -227,6 +227,40 @@ export function defineExecProcessScenarios(label: string, makeBackend: () => Pro
       // Without a cursor, events() replays what is still retained, without an error.
       const retained = await collectEvents(proc);
       expect(retained.at(-1)).toMatchObject({ type: 'closed' });
+    });
+
+    test('shell_snapshot_v2_restores_profile_state_once (bash)', async () => {
+      await using backend = await makeBackend();
+      const bash = ['/usr/bin/bash', '/bin/bash'].find((path) => existsSync(path))!;
+      const home = join(scratch, 'snapshot-home');
+      await mkdir(home, { recursive: true });
+      const rc =
+        'printf x >> "$HOME/captures"\nexport PROFILE_VAR=from-profile\nprofile_fn() { printf fn-ok; }\n';
+      await writeFile(join(home, '.bashrc'), rc);
+      const shellSnapshot = { scopeId: 'scenario-scope', shell: { name: 'bash', path: bash } };
+      const script = 'printf "%s|%s\\n" "$PROFILE_VAR" "$(profile_fn)"';
+      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home };
+      for (const run of [1, 2]) {
+        const proc = await backend.start(
+          execParams(`snap-${run}`, [bash, '-lc', script], { env, shellSnapshot }),
+        );
+        const { stdout, stderr, last } = await readUntil(proc);
+        expect({ stdout, stderr, exitCode: last.exitCode }).toEqual({
+          stdout: 'from-profile|fn-ok\n',
+          stderr: '',
+          exitCode: 0,
+        });
+      }
+      // The profile ran once: the second launch restored the captured state.
+      expect(await readFile(join(home, 'captures'), 'utf8')).toBe('x');
+      const badScope = { scopeId: '', shell: { name: 'bash', path: bash } };
+      const error = await backend
+        .start(execParams('snap-bad', [bash, '-lc', 'true'], { env, shellSnapshot: badScope }))
+        .catch((thrown: unknown) => thrown);
+      expect(ExecError.is(error) && [error.code, error.message]).toEqual([
+        'invalidParams',
+        'shell snapshot scope must be non-empty and at most 256 bytes',
+      ]);
     });
 
     test('execd: process/resize reaches a tty child', async () => {

@@ -1,0 +1,58 @@
+import type { ExecParams } from '@execd/protocol';
+import {
+  ShellSnapshotCache,
+  type SnapshotLaunchInput,
+  type SnapshotPrepareResult,
+} from '@execd/shell-snapshot';
+import { createEnv, isNonInheritableEnvVar } from '../env/create-env.ts';
+import type { Logger } from '../internal/logger.ts';
+
+/** Prepares launches that ask for a shell snapshot (a `ShellSnapshotCache`, or a test double). */
+export interface ShellSnapshotPreparer {
+  prepare(input: SnapshotLaunchInput): Promise<SnapshotPrepareResult>;
+}
+
+/** The launch `process/start` is about to spawn. */
+export interface PreparedLaunch {
+  readonly argv: readonly string[];
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly arg0: string | undefined;
+}
+
+/** A snapshot cache using this package's env policy (the cache lives in a lower package). */
+export function createShellSnapshotCache(logger: Logger): ShellSnapshotCache {
+  return new ShellSnapshotCache({ createEnv, isNonInheritable: isNonInheritableEnvVar, logger });
+}
+
+/**
+ * Start step 4 (spec §2.4, §6.2): when `params.shellSnapshot` is set and qualifies, rewrites the
+ * launch to restore the captured shell; an unusable request throws its -32602 RpcError; a failed
+ * or skipped capture runs the launch unchanged.
+ */
+export async function applyShellSnapshot(
+  preparer: ShellSnapshotPreparer,
+  params: ExecParams,
+  launch: PreparedLaunch,
+  options: { readonly cancelSignal: AbortSignal; readonly logger: Logger },
+): Promise<PreparedLaunch> {
+  const result = await preparer.prepare({
+    request: params.shellSnapshot,
+    argv: params.argv,
+    env: params.env,
+    envPolicy: params.envPolicy,
+    sandbox: params.sandbox,
+    command: launch,
+    cancelSignal: options.cancelSignal,
+  });
+  if (result.status === 'invalid') throw result.error;
+  if (result.status === 'fallback') {
+    options.logger.debug('shell snapshot unavailable; running the command unchanged', {
+      processId: params.processId,
+      reason: result.failure.reason,
+      detail: result.failure.detail,
+    });
+  }
+  const { command } = result;
+  return { argv: command.argv, cwd: command.cwd, env: command.env, arg0: command.arg0 };
+}
