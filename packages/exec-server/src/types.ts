@@ -75,8 +75,10 @@ export interface ExecProcess extends AsyncDisposable {
   terminate(): Promise<TerminateResponse>;
   resize(cols: number, rows: number): Promise<ResizeResponse>;
   /**
-   * Replays retained events after `afterSeq` (default 0), then follows live ones; ends after
-   * `closed` or `failed`. Throws `OutputGapError` when `afterSeq` fell out of retention.
+   * Replays retained events after `afterSeq`, then follows live ones; ends after `closed` or
+   * `failed`. With `afterSeq` given, throws `OutputGapError` when events after it are no longer
+   * retained (also mid-stream, for a follower that fell behind retention); omitted, replays from
+   * the oldest event still retained without an error.
    */
   events(options?: { readonly afterSeq?: number | undefined; readonly cancelSignal?: AbortSignal | undefined }): AsyncIterable<ExecProcessEvent>;
   /** Stops following; does not kill the process (use `terminate`). Idempotent. */
