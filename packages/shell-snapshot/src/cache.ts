@@ -48,8 +48,10 @@ export class ShellSnapshotCache implements AsyncDisposable {
     return this.#entries.size;
   }
 
-  /** Decides how `input` launches, capturing first when this key has no snapshot yet. Never throws
-   * except `ExecError('aborted')` when `cancelSignal` fires while waiting. */
+  /**
+   * Decides how `input` launches, capturing first when its key has no snapshot yet. Outcomes are
+   * values; the only rejection is `ExecError('aborted')` when `cancelSignal` fires while waiting.
+   */
   async prepare(input: SnapshotLaunchInput): Promise<SnapshotPrepareResult> {
     const { request, command } = input;
     if (request === undefined) return { status: 'notRequested', command };
