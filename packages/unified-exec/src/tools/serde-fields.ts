@@ -37,8 +37,10 @@ export function stringField(nullable: boolean): FieldReader {
 export function boolField(nullable: boolean): FieldReader {
   const read: FieldReader = (reader) => {
     const byte = reader.peek();
-    if (byte === 0x74) return (reader.ident('true'), true);
-    if (byte === 0x66) return (reader.ident('false'), false);
+    if (byte === 0x74 || byte === 0x66) {
+      reader.ident(byte === 0x74 ? 'true' : 'false');
+      return byte === 0x74;
+    }
     return reader.invalidType('a boolean');
   };
   return nullable ? optional(read) : read;
