@@ -29,10 +29,14 @@ function ensureSystemPackages() {
   }
   const hint = `install the Debian package(s) ${packages.join(' ')} (e.g. \`sudo apt-get install -y ${packages.join(' ')}\`)`;
   if (purpose === 'test') {
-    log(`missing ${missing.map(([p]) => p).join(', ')}: the sandbox and shell-snapshot tests need them; ${hint}`);
+    log(
+      `missing ${missing.map(([p]) => p).join(', ')}: the sandbox and shell-snapshot tests need them; ${hint}`,
+    );
     process.exit(1);
   }
-  log(`warning: missing ${missing.map(([p]) => p).join(', ')}; sandboxed commands will fail until you ${hint}`);
+  log(
+    `warning: missing ${missing.map(([p]) => p).join(', ')}; sandboxed commands will fail until you ${hint}`,
+  );
 }
 
 function ensurePnpm() {

@@ -38,10 +38,9 @@ if (filters.length === 0) {
   check('typecheck', PNPM_BIN, ['exec', 'turbo', 'run', 'typecheck', '--output-logs=errors-only']);
 }
 
-const projects = [
-  ...readdirSync(join(ROOT, 'packages')).map((d) => join('packages', d)),
-  'tests',
-].filter((dir) => existsSync(join(ROOT, dir, 'vitest.config.ts')));
+const projects = [...readdirSync(join(ROOT, 'packages')).map((d) => join('packages', d)), 'tests'].filter(
+  (dir) => existsSync(join(ROOT, dir, 'vitest.config.ts')),
+);
 
 const reportDir = mkdtempSync(join(tmpdir(), 'execd-test-'));
 for (const dir of projects) {

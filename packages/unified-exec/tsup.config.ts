@@ -3,8 +3,8 @@ import { defineConfig } from 'tsup';
 // Entries mirror the exports map (and bin) one-to-one.
 export default defineConfig({
   entry: {
-    'index': 'src/index.ts',
-    'cli/uexec': 'src/cli/uexec.ts'
+    index: 'src/index.ts',
+    'cli/uexec': 'src/cli/uexec.ts',
   },
   format: ['esm'],
   target: 'node20',
