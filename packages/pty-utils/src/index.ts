@@ -16,6 +16,7 @@ export {
   sessionPids,
   signalProcessGroup,
   signalSession,
+  signalSessionOthers,
 } from './process-group.ts';
 export { DEFAULT_EXEC_PATH, type ResolvedSpawn, resolveSpawn } from './resolve-program.ts';
 export { spawnPipe } from './spawn-pipe.ts';

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
 
 /** The fields of `/proc/<pid>/stat` this package looks at. */
 interface ProcStat {
@@ -11,12 +11,22 @@ interface ProcStat {
 
 const HAS_PROC = process.platform === 'linux';
 
+/** A `/proc/<pid>/stat` line is well under 1 KiB; the fields we need come first. */
+const STAT_READ_BYTES = 1024;
+const statBuffer = Buffer.allocUnsafe(STAT_READ_BYTES);
+
 function readProcStat(pid: number): ProcStat | undefined {
+  // open/read/close into one shared buffer: several times cheaper than readFileSync on /proc,
+  // which matters when a whole /proc scan runs on the event loop.
   let text: string;
+  let fd: number | undefined;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    fd = openSync(`/proc/${pid}/stat`, 'r');
+    text = statBuffer.toString('latin1', 0, readSync(fd, statBuffer, 0, STAT_READ_BYTES, 0));
   } catch {
     return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
   // `pid (comm) state ppid pgrp session ...`; comm may itself contain spaces and parentheses.
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
@@ -86,14 +96,12 @@ export function signalProcessGroup(pgid: number, killSignal: NodeJS.Signals | 0)
 }
 
 /**
- * Signals a whole process tree rooted at a session leader: its process group, then (Linux) every
- * other running member of its session. Returns how many targets were still there.
+ * Signals (Linux) every running member of session `sid` outside process group `sid`: what a
+ * group signal misses, such as a job-control shell's background jobs. Returns how many it reached.
  */
-export function signalSession(sid: number, killSignal: NodeJS.Signals): number {
-  let reached = signalProcessGroup(sid, killSignal) ? 1 : 0;
-  // Members of the leader's own group were just signalled; signal each process once.
-  const others = HAS_PROC ? scanProc((stat) => stat.sid === sid && stat.pgid !== sid) : [];
-  for (const pid of others) {
+export function signalSessionOthers(sid: number, killSignal: NodeJS.Signals): number {
+  let reached = 0;
+  for (const pid of HAS_PROC ? scanProc((stat) => stat.sid === sid && stat.pgid !== sid) : []) {
     try {
       process.kill(pid, killSignal);
       reached += 1;
@@ -102,4 +110,12 @@ export function signalSession(sid: number, killSignal: NodeJS.Signals): number {
     }
   }
   return reached;
+}
+
+/**
+ * Signals a whole process tree rooted at a session leader: its process group, then (Linux) every
+ * other running member of its session. Returns how many targets were still there.
+ */
+export function signalSession(sid: number, killSignal: NodeJS.Signals): number {
+  return (signalProcessGroup(sid, killSignal) ? 1 : 0) + signalSessionOthers(sid, killSignal);
 }

@@ -1,5 +1,4 @@
-import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
+import { accessSync, constants, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { ExecError } from '@execd/protocol';
 import type { SpawnOptions } from './types.ts';
@@ -29,45 +28,43 @@ function checkText(value: string, what: string): void {
   if (value.includes('\0')) throw spawnFailed(`${what} contains a NUL byte: ${JSON.stringify(value)}`);
 }
 
-async function checkCwd(cwd: string): Promise<void> {
+// The checks below are synchronous on purpose: a handful of stat/access calls cost microseconds,
+// while a thread-pool round trip each (async fs) made a PATH search cost milliseconds per spawn.
+
+function checkCwd(cwd: string): void {
   if (!isAbsolute(cwd)) throw spawnFailed(`cwd must be an absolute path: ${cwd}`);
-  let info: Awaited<ReturnType<typeof stat>>;
-  try {
-    info = await stat(cwd);
-  } catch (error) {
-    throw spawnFailed(`cwd does not exist: ${cwd}`, error);
-  }
+  const info = statSync(cwd, { throwIfNoEntry: false });
+  if (info === undefined) throw spawnFailed(`cwd does not exist: ${cwd}`);
   if (!info.isDirectory()) throw spawnFailed(`cwd is not a directory: ${cwd}`);
   try {
-    await access(cwd, constants.X_OK);
+    accessSync(cwd, constants.X_OK);
   } catch (error) {
     throw spawnFailed(`cwd is not accessible: ${cwd}`, error);
   }
 }
 
 /** 'ok', or why the candidate cannot be executed. */
-async function probeExecutable(path: string): Promise<'ok' | 'missing' | 'notFile' | 'notExecutable'> {
+function probeExecutable(path: string): 'ok' | 'missing' | 'notFile' | 'notExecutable' {
+  let info: ReturnType<typeof statSync>;
   try {
-    if (!(await stat(path)).isFile()) return 'notFile';
+    info = statSync(path, { throwIfNoEntry: false });
   } catch {
-    return 'missing';
+    return 'missing'; // ENOTDIR, EACCES on a parent directory, ...
   }
+  if (info === undefined) return 'missing';
+  if (!info.isFile()) return 'notFile';
   try {
-    await access(path, constants.X_OK);
+    accessSync(path, constants.X_OK);
     return 'ok';
   } catch {
     return 'notExecutable';
   }
 }
 
-async function resolveProgram(
-  program: string,
-  env: Readonly<Record<string, string>>,
-  cwd: string,
-): Promise<string> {
+function resolveProgram(program: string, env: Readonly<Record<string, string>>, cwd: string): string {
   if (program.includes('/')) {
     const path = resolve(cwd, program);
-    const probe = await probeExecutable(path);
+    const probe = probeExecutable(path);
     if (probe === 'ok') return path;
     const why =
       probe === 'missing' ? 'does not exist' : probe === 'notFile' ? 'is not a file' : 'is not executable';
@@ -78,7 +75,7 @@ async function resolveProgram(
   for (const dir of searchPath.split(':')) {
     // An empty PATH entry means the current directory, which for the child is `cwd`.
     const path = resolve(cwd, dir, program);
-    const probe = await probeExecutable(path);
+    const probe = probeExecutable(path);
     if (probe === 'ok') return path;
     if (probe === 'notExecutable') denied ??= path;
   }
@@ -91,7 +88,7 @@ async function resolveProgram(
  * existing directory, and `argv[0]` names an executable file (searched on the *child's* `PATH`
  * when it has no slash). Every failure is an `ExecError` with code `spawnFailed` naming the path.
  */
-export async function resolveSpawn(options: SpawnOptions): Promise<ResolvedSpawn> {
+export function resolveSpawn(options: SpawnOptions): ResolvedSpawn {
   const { argv, cwd, env } = options;
   const program = argv[0];
   if (program === undefined || program === '') throw spawnFailed('argv must name a program');
@@ -105,7 +102,7 @@ export async function resolveSpawn(options: SpawnOptions): Promise<ResolvedSpawn
   }
   const arg0 = options.arg0 ?? program;
   checkText(arg0, 'arg0');
-  await checkCwd(cwd);
-  const file = await resolveProgram(program, env, cwd);
+  checkCwd(cwd);
+  const file = resolveProgram(program, env, cwd);
   return { file, argv, cwd, arg0, env };
 }

@@ -72,7 +72,7 @@ function waitForSpawn(child: ChildProcess, file: string): Promise<void> {
  * Rejects with an `ExecError` (`spawnFailed`) naming the bad cwd or program.
  */
 export async function spawnPipe(options: PipeSpawnOptions): Promise<SpawnedProcess> {
-  const resolved = await resolveSpawn(options);
+  const resolved = resolveSpawn(options);
   const logger = options.logger ?? NOOP_LOGGER;
   const pipeStdin = options.stdin === 'pipe';
   let child: ChildProcess;

@@ -83,7 +83,7 @@ function checkSize(value: number, what: string): number {
 export async function spawnPty(options: PtySpawnOptions): Promise<SpawnedProcess> {
   const cols = checkSize(options.cols ?? DEFAULT_PTY_COLS, 'cols');
   const rows = checkSize(options.rows ?? DEFAULT_PTY_ROWS, 'rows');
-  const resolved = await resolveSpawn(options);
+  const resolved = resolveSpawn(options);
   const logger = options.logger ?? NOOP_LOGGER;
   const command = ptyCommand(resolved);
   const { native, helperPath } = loadNativePty();

@@ -14,7 +14,7 @@ export interface ExitStatus {
   readonly signal: NodeJS.Signals | null;
 }
 
-/** Structured log sink; every method is optional to implement meaningfully (defaults to a no-op). */
+/** Structured log sink injected through `SpawnOptions.logger`; the default drops everything. */
 export interface Logger {
   trace(message: string, fields?: Record<string, unknown>): void;
   debug(message: string, fields?: Record<string, unknown>): void;
@@ -86,8 +86,8 @@ export interface SpawnedProcess extends AsyncDisposable {
   /** SIGINT to the process group. */
   interrupt(): void;
   /**
-   * Sends a signal to the whole process group (default SIGKILL) and, on Linux, to every other
-   * process still in the child's session (e.g. a job-control shell's background jobs).
+   * Sends a signal to the whole process group (default SIGKILL); for a PTY child also (Linux) to
+   * every other process still in its session, i.e. a job-control shell's background jobs.
    * No-op once the tree is gone.
    */
   kill(killSignal?: NodeJS.Signals): void;

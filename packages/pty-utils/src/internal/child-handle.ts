@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ExecError } from '@execd/protocol';
 import { DEFAULT_TERMINATE_GRACE_MS } from '../constants.ts';
-import { sessionPids, signalProcessGroup, signalSession } from '../process-group.ts';
+import { signalProcessGroup, signalSessionOthers } from '../process-group.ts';
 import type {
   ExitStatus,
   Logger,
@@ -67,6 +67,7 @@ export class ChildHandle implements SpawnedProcess {
   #exitStatus: ExitStatus | undefined;
   #isClosed = false;
   #treeGone = false;
+  #abandoned = false;
   #drainTimer: NodeJS.Timeout | undefined;
   #resolveClosed!: (status: ExitStatus) => void;
   #closing: Promise<void> | undefined;
@@ -112,19 +113,21 @@ export class ChildHandle implements SpawnedProcess {
   }
 
   interrupt(): void {
-    if (!this.#treeGone) signalProcessGroup(this.pid, 'SIGINT');
+    this.#signalGroup('SIGINT');
   }
 
   kill(killSignal: NodeJS.Signals = 'SIGKILL'): void {
     if (this.#treeGone) return;
-    const reached = signalSession(this.pid, killSignal);
-    this.#log.debug('signalled process tree', { pid: this.pid, killSignal, reached });
+    this.#signalGroup(killSignal);
+    // Only a terminal gives job control, whose background jobs sit in groups of their own.
+    const others = this.tty ? signalSessionOthers(this.pid, killSignal) : 0;
+    this.#log.debug('signalled process tree', { pid: this.pid, killSignal, others });
   }
 
   async terminate(options?: TerminateOptions): Promise<ExitStatus> {
     const graceMs = options?.graceMs ?? DEFAULT_TERMINATE_GRACE_MS;
     if (this.#exitStatus === undefined && graceMs > 0 && !this.#treeGone) {
-      signalProcessGroup(this.pid, this.#parts.politeSignal);
+      this.#signalGroup(this.#parts.politeSignal);
       const timer = new AbortController();
       await Promise.race([this.exited, delay(graceMs, undefined, { signal: timer.signal }).catch(() => {})]);
       timer.abort();
@@ -146,6 +149,19 @@ export class ChildHandle implements SpawnedProcess {
   async #shutdown(): Promise<void> {
     this.kill('SIGKILL');
     await this.closed;
+  }
+
+  /** Signals the child's process group, or the child itself if it has not yet made its own group. */
+  #signalGroup(killSignal: NodeJS.Signals): void {
+    if (this.#treeGone || signalProcessGroup(this.pid, killSignal)) return;
+    // A forked PTY child calls setsid() moments after fork returns; until then only its pid reaches
+    // it. The pid is still ours to signal as long as it has not been reaped (no exit status yet).
+    if (this.#exitStatus !== undefined) return;
+    try {
+      process.kill(this.pid, killSignal);
+    } catch {
+      // Exited meanwhile.
+    }
   }
 
   #attach({ name, stream, readRemainder }: OutputSource): void {
@@ -195,6 +211,7 @@ export class ChildHandle implements SpawnedProcess {
       open: this.#openStreams,
     });
     for (const { stream } of this.#parts.sources) stream.destroy();
+    this.#abandoned = true;
     this.#openStreams = 0;
     this.#maybeClose();
   }
@@ -207,8 +224,11 @@ export class ChildHandle implements SpawnedProcess {
     this.#queue.end();
     this.#parts.stdin.destroy();
     for (const { stream } of this.#parts.sources) stream.destroy();
-    // Once nothing of the tree is left, stop signalling: its ids may be reused by strangers later.
-    this.#treeGone = !signalProcessGroup(this.pid, 0) && sessionPids(this.pid).length === 0;
+    // Once nothing of the tree is left, stop signalling: pid_max can be as low as 32768, so its ids
+    // may soon belong to strangers (any member still running keeps them reserved). An empty group
+    // says so, except for a PTY whose streams were abandoned: then something outside the group (a
+    // background job) still holds the terminal, and `close()` must still reach it.
+    this.#treeGone = !signalProcessGroup(this.pid, 0) && !(this.tty && this.#abandoned);
     this.#resolveClosed(status);
   }
 }

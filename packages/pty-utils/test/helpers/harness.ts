@@ -1,0 +1,136 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
+import { isProcessAlive, sessionPids } from '../../src/process-group.ts';
+import { spawnPipe } from '../../src/spawn-pipe.ts';
+import { spawnPty } from '../../src/spawn-pty.ts';
+import type { OutputChunk, PipeSpawnOptions, PtySpawnOptions, SpawnedProcess } from '../../src/types.ts';
+import { waitFor } from './wait-for.ts';
+
+/** A small, explicit environment for children: no inheritance from the test runner. */
+export function testEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    HOME: process.env.HOME ?? '/root',
+    LANG: 'C.UTF-8',
+    ...extra,
+  };
+}
+
+const spawned: SpawnedProcess[] = [];
+/** Pids a test reported (e.g. background jobs) that must be gone after it. */
+const extraPids: number[] = [];
+const tempDirs: string[] = [];
+let handleBaseline = 0;
+
+/** Kinds of active resources that belong to children: none may outlive a test. */
+const CHILD_RESOURCES = new Set(['TTYWrap', 'PipeWrap', 'ProcessWrap']);
+
+function childResourceCount(): number {
+  return process.getActiveResourcesInfo().filter((kind) => CHILD_RESOURCES.has(kind)).length;
+}
+
+/** `spawnPipe` with a test env and cwd; the process is checked for leaks after the test. */
+export async function pipe(argv: string[], options: Partial<PipeSpawnOptions> = {}): Promise<SpawnedProcess> {
+  const proc = await spawnPipe({ argv, cwd: tmpdir(), env: testEnv(), ...options });
+  spawned.push(proc);
+  return proc;
+}
+
+/** `spawnPty` with a test env and cwd; the process is checked for leaks after the test. */
+export async function pty(argv: string[], options: Partial<PtySpawnOptions> = {}): Promise<SpawnedProcess> {
+  const proc = await spawnPty({ argv, cwd: tmpdir(), env: testEnv(), ...options });
+  spawned.push(proc);
+  return proc;
+}
+
+/** Registers pids (a child's descendants) that must no longer run after the test. */
+export function expectGoneAfterTest(...pids: number[]): void {
+  extraPids.push(...pids);
+}
+
+/** A fresh temp directory, removed after the test. */
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pty-utils-'));
+  tempDirs.push(dir);
+  return dir;
+}
+
+/** Reads the whole output, per stream. */
+export async function collect(proc: SpawnedProcess): Promise<Record<'stdout' | 'stderr' | 'pty', string>> {
+  const parts: Record<string, Uint8Array[]> = { stdout: [], stderr: [], pty: [] };
+  for await (const chunk of proc.output()) parts[chunk.stream]?.push(chunk.bytes);
+  const text = (name: string): string => Buffer.concat(parts[name] ?? []).toString('utf8');
+  return { stdout: text('stdout'), stderr: text('stderr'), pty: text('pty') };
+}
+
+/** Live transcript of a child's output, for interactive tests: `await transcript.until('>>> ')`. */
+export class Transcript {
+  text = '';
+  readonly chunks: OutputChunk[] = [];
+  readonly done: Promise<void>;
+
+  constructor(proc: SpawnedProcess) {
+    this.done = (async () => {
+      for await (const chunk of proc.output()) {
+        this.chunks.push(chunk);
+        this.text += Buffer.from(chunk.bytes).toString('utf8');
+      }
+    })();
+  }
+
+  /** Waits until the transcript (from `from` on) contains `needle`; returns the index after it. */
+  async until(needle: string | RegExp, from = 0): Promise<number> {
+    return waitFor(
+      () => {
+        const rest = this.text.slice(from);
+        const match = typeof needle === 'string' ? rest.indexOf(needle) : rest.search(needle);
+        return match >= 0 ? from + match + 1 : 0;
+      },
+      { what: `output ${String(needle)} (got ${JSON.stringify(this.text.slice(-200))})` },
+    );
+  }
+}
+
+/** Fields of /proc/<pid>/stat by their man-page names. */
+export function procStat(pid: number | 'self'): {
+  state: string;
+  ppid: number;
+  pgid: number;
+  sid: number;
+  ttyNr: number;
+} {
+  const text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return {
+    state: f[0] ?? '',
+    ppid: Number(f[1]),
+    pgid: Number(f[2]),
+    sid: Number(f[3]),
+    ttyNr: Number(f[4]),
+  };
+}
+
+/** Installs the per-test leak checks: every child closed, no descendant running, no handle left. */
+export function installLeakChecks(): void {
+  beforeEach(() => {
+    handleBaseline = childResourceCount();
+  });
+  afterEach(async () => {
+    const procs = spawned.splice(0);
+    const pids = extraPids.splice(0);
+    try {
+      // A test that failed midway may leave children: reap them, then still fail on what leaked.
+      await Promise.all(procs.map((proc) => proc.close()));
+      // SIGKILL is delivered asynchronously: a killed process may show as running for a moment.
+      for (const proc of procs) {
+        await waitFor(() => sessionPids(proc.pid).length === 0, { what: `session ${proc.pid} empty` });
+      }
+      for (const pid of pids) await waitFor(() => !isProcessAlive(pid), { what: `pid ${pid} gone` });
+      await waitFor(() => childResourceCount() <= handleBaseline, { what: 'child handles released' });
+    } finally {
+      for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
