@@ -222,19 +222,20 @@ export class ProcessRecord {
 
   /** The `process/list` row. */
   listEntry(): ProcessListEntry {
-    const entry: ProcessListEntry = {
+    const running = this.#spawned !== undefined && this.#exitCode === undefined;
+    // Absent fields are left out rather than set to undefined (clean on both codecs).
+    return {
       processId: this.processId,
-      pid: this.#spawned !== undefined && this.#exitCode === undefined ? this.#spawned.pid : undefined,
+      ...(running ? { pid: this.#spawned!.pid } : {}),
       argv: [...this.#init.argv],
       cwd: this.#init.cwd,
       tty: this.tty,
       state: this.state,
-      exitCode: this.#exitCode,
-      sandboxType: this.#spawned === undefined ? undefined : this.#sandboxType,
+      ...(this.#exitCode === undefined ? {} : { exitCode: this.#exitCode }),
+      ...(this.#spawned === undefined ? {} : { sandboxType: this.#sandboxType }),
       nextSeq: this.#nextSeq,
       startedAtMs: this.startedAtMs,
     };
-    return entry;
   }
 
   async #pumpOutput(spawned: SpawnedProcess): Promise<void> {
