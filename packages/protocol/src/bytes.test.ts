@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { decodeBase64, encodeBase64, fromUtf8, isBase64, utf8 } from './bytes.ts';
-import { decodeBase64Portable, encodeBase64Portable } from './internal/base64-portable.ts';
+import { decodeBase64, encodeBase64, fromUtf8, isBase64, parseBase64, utf8 } from './bytes.ts';
+import { decodeBase64Portable, encodeBase64Portable, isBase64Portable } from './internal/base64-portable.ts';
 
 const implementations = [
   { name: 'host', encode: encodeBase64, decode: decodeBase64 },
@@ -49,7 +49,10 @@ describe.each(implementations)('base64 ($name)', ({ encode, decode }) => {
   });
 });
 
-describe('isBase64 accepts exactly what the original accepts', () => {
+describe.each([
+  ['host', isBase64],
+  ['portable', isBase64Portable],
+])('isBase64 (%s) accepts exactly what the original accepts', (_name, isBase64) => {
   test.each(['', 'QQ==', 'QUI=', 'QUJD', 'aGkK', '+/+/', 'AAAA////'])('accepts %j', (text) => {
     expect(isBase64(text)).toBe(true);
   });
@@ -67,6 +70,26 @@ describe('isBase64 accepts exactly what the original accepts', () => {
     ['QUJD\u00e9AAA', 'non-ASCII'],
   ])('refuses %j: %s', (text) => {
     expect(isBase64(text)).toBe(false);
+  });
+});
+
+describe('parseBase64', () => {
+  test('decodes canonical base64 and returns null otherwise', () => {
+    expect(parseBase64('aGkK')).toEqual(utf8('hi\n'));
+    expect(parseBase64('')).toEqual(new Uint8Array());
+    for (const bad of ['QR==', 'QQ', ' QQ==', 'QQ-_', '====']) expect(parseBase64(bad)).toBeNull();
+  });
+
+  test('agrees with the portable check on random strings over the alphabet', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.constantFrom(...'AQZaz09+/=-_ '.split('')), maxLength: 12 }),
+        (text) => {
+          expect(parseBase64(text) !== null).toBe(isBase64Portable(text));
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });
 

@@ -1,6 +1,6 @@
 // Base64 and UTF-8 helpers without Node APIs (this package runs in browsers and workers too).
 // Standard alphabet with padding: the JSON codec's dialect, as the original exec-server.
-import { BASE64_LOOKUP, decodeBase64Portable, encodeBase64Portable } from './internal/base64-portable.ts';
+import { decodeBase64Portable, encodeBase64Portable, isBase64Portable } from './internal/base64-portable.ts';
 
 type BufferLike = {
   from(data: ArrayBufferLike, byteOffset: number, length: number): { toString(encoding: string): string };
@@ -22,40 +22,35 @@ export function encodeBase64(bytes: Uint8Array): string {
  * bits after the last byte (`QR==` is refused: the original says `Invalid last symbol`).
  */
 export function isBase64(text: string): boolean {
-  const length = text.length;
-  if (length % 4 !== 0) return false;
-  const pad =
-    length === 0
-      ? 0
-      : text.charCodeAt(length - 1) !== 0x3d
-        ? 0
-        : text.charCodeAt(length - 2) === 0x3d
-          ? 2
-          : 1;
-  const dataEnd = length - pad;
-  for (let i = 0; i < dataEnd; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 128 || BASE64_LOOKUP[c] === -1) return false;
-  }
-  if (pad === 0) return true;
-  const last = BASE64_LOOKUP[text.charCodeAt(dataEnd - 1)]!;
-  // One pad char: the last symbol carries 2 unused bits; two pad chars: 4 unused bits.
-  return (last & (pad === 1 ? 0x03 : 0x0f)) === 0;
+  return parseBase64(text) !== null;
 }
 
 /**
- * Decodes standard padded base64; the caller checks `isBase64` first. The result is a plain
- * `Uint8Array` that owns its buffer (never a view into a shared pool).
+ * Decodes canonical standard padded base64 (see `isBase64`), or returns null when `text` is not.
+ * The result is a plain `Uint8Array` that owns its buffer (never a view into a shared pool).
  */
-export function decodeBase64(text: string): Uint8Array {
+export function parseBase64(text: string): Uint8Array | null {
+  if (text.length % 4 !== 0) return null;
   if (NativeBuffer) {
-    const buf = NativeBuffer.from(text, 'base64');
-    // Small Buffers are slices of a shared 8 KiB pool; copy those so `.buffer` is ours alone.
-    return buf.byteOffset === 0 && buf.byteLength === buf.buffer.byteLength
-      ? new Uint8Array(buf.buffer, 0, buf.byteLength)
-      : new Uint8Array(buf);
+    // Node's decoder is lenient (skips whitespace and junk, reads `-_` as `+/`, ignores trailing
+    // bits); re-encoding and comparing is both the strict check and the fastest one here.
+    const bytes = decodeNative(NativeBuffer, text);
+    return encodeBase64(bytes) === text ? bytes : null;
   }
-  return decodeBase64Portable(text);
+  return isBase64Portable(text) ? decodeBase64Portable(text) : null;
+}
+
+/** Decodes standard padded base64; the caller checks `isBase64` first (else see `parseBase64`). */
+export function decodeBase64(text: string): Uint8Array {
+  return NativeBuffer ? decodeNative(NativeBuffer, text) : decodeBase64Portable(text);
+}
+
+function decodeNative(native: BufferLike, text: string): Uint8Array {
+  const buf = native.from(text, 'base64');
+  // Small Buffers are slices of a shared 8 KiB pool; copy those so `.buffer` is ours alone.
+  return buf.byteOffset === 0 && buf.byteLength === buf.buffer.byteLength
+    ? new Uint8Array(buf.buffer, 0, buf.byteLength)
+    : new Uint8Array(buf);
 }
 
 const encoder = new TextEncoder();

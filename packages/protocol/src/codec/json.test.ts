@@ -169,3 +169,32 @@ describe('JSON encoding', () => {
     expect(ExecError.is(decodeError(() => codec.decodeValue('{')))).toBe(true);
   });
 });
+
+describe('JSON encoding of byte fields (placeholder splicing)', () => {
+  const placeholder = (n: number) => `\u0000execd-bytes:${n}\u0000`;
+  const plain = (value: unknown): string =>
+    JSON.stringify(value, function (this: Record<string, unknown>, key, v) {
+      const raw = this[key];
+      return raw instanceof Uint8Array ? Buffer.from(raw).toString('base64') : v;
+    });
+
+  test.each([
+    [
+      'many byte fields in order',
+      { a: [new Uint8Array([1]), new Uint8Array([2, 3])], b: { c: new Uint8Array([4, 5, 6]) } },
+    ],
+    ['a string that equals a placeholder', { s: placeholder(0), b: new Uint8Array([1]) }],
+    ['a string that equals the next placeholder', { b: new Uint8Array([1]), s: placeholder(1) }],
+    [
+      'a string ending like a placeholder after a quote',
+      { s: `a"${placeholder(0)}`, b: new Uint8Array([9]) },
+    ],
+    ['placeholders in keys', { [placeholder(0)]: new Uint8Array([7]) }],
+    ['an own __proto__ member', JSON.parse('{"__proto__":{"x":1},"b":"x"}') as unknown],
+    ['empty bytes', { b: new Uint8Array() }],
+  ])('%s encodes exactly as a plain replacer would', (_name, value) => {
+    const text = codec.encodeText({ kind: 'notification', method: 'm', params: value });
+    expect(text).toBe(plain({ method: 'm', params: value }));
+    expect(JSON.parse(text)).toEqual(JSON.parse(plain({ method: 'm', params: value })));
+  });
+});

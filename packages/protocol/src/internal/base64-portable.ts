@@ -4,7 +4,7 @@
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
 /** Sextet value of each ASCII code, -1 for characters outside the standard alphabet. */
-export const BASE64_LOOKUP: Int16Array = new Int16Array(128).fill(-1);
+const BASE64_LOOKUP: Int16Array = new Int16Array(128).fill(-1);
 for (let i = 0; i < ALPHABET.length; i++) BASE64_LOOKUP[ALPHABET.charCodeAt(i)] = i;
 
 /** Encodes bytes as standard padded base64 without host APIs. */
@@ -31,6 +31,29 @@ export function encodeBase64Portable(bytes: Uint8Array): string {
   }
   parts.push(out);
   return parts.join('');
+}
+
+/** True when `text` is canonical standard padded base64 (see `isBase64` in bytes.ts). */
+export function isBase64Portable(text: string): boolean {
+  const length = text.length;
+  if (length % 4 !== 0) return false;
+  const pad =
+    length === 0
+      ? 0
+      : text.charCodeAt(length - 1) !== 0x3d
+        ? 0
+        : text.charCodeAt(length - 2) === 0x3d
+          ? 2
+          : 1;
+  const dataEnd = length - pad;
+  for (let i = 0; i < dataEnd; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 128 || BASE64_LOOKUP[c] === -1) return false;
+  }
+  if (pad === 0) return true;
+  const last = BASE64_LOOKUP[text.charCodeAt(dataEnd - 1)]!;
+  // One pad char: the last symbol carries 2 unused bits; two pad chars: 4 unused bits.
+  return (last & (pad === 1 ? 0x03 : 0x0f)) === 0;
 }
 
 /** Decodes standard padded base64 without host APIs; the caller has checked `isBase64` first. */
