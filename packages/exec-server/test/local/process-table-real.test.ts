@@ -122,9 +122,12 @@ describe('LocalProcessTable with real children', () => {
     expect(out.join('')).toBe('12345');
   });
 
+  // The daemon reports its pid from inside its new session, so it is out of reach of the kill.
+  const DAEMON_SCRIPT = 'setsid sh -c \'printf "daemon %s\\n" "$$"; exec sleep 60\' & sleep 60';
+
   test('shutdown does not wait forever for a daemon that holds the pipe in its own session', async () => {
     const table = newTable({ shutdownDrainTimeoutMs: 200 });
-    await start(table, { argv: ['sh', '-c', 'setsid sleep 60 & printf "daemon %s\\n" "$!"; sleep 60'] });
+    await start(table, { argv: ['sh', '-c', DAEMON_SCRIPT] });
     const line = await waitFor(async () => {
       const text = fromUtf8(
         Buffer.concat((await table.read({ processId: 'proc-1' })).chunks.map((c) => c.chunk)),
