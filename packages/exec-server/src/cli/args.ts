@@ -54,7 +54,10 @@ export function parseCliArgs(argv: readonly string[]): ExecServerCliArgs {
   }
   const logLevel = values.get('--log-level') ?? 'info';
   if (!isLogLevel(logLevel)) {
-    throw new ExecError('invalidParams', `invalid --log-level \`${logLevel}\`; expected trace, debug, info, warn, error or off`);
+    throw new ExecError(
+      'invalidParams',
+      `invalid --log-level \`${logLevel}\`; expected trace, debug, info, warn, error or off`,
+    );
   }
   return {
     listen: values.get('--listen'),

@@ -43,12 +43,17 @@ export async function loadAuthToken(options: {
     try {
       text = await readFile(options.tokenFile, 'utf8');
     } catch (cause) {
-      throw new ExecError('invalidParams', `cannot read --auth-token-file \`${options.tokenFile}\`: ${(cause as Error).message}`, {
-        cause,
-      });
+      throw new ExecError(
+        'invalidParams',
+        `cannot read --auth-token-file \`${options.tokenFile}\`: ${(cause as Error).message}`,
+        {
+          cause,
+        },
+      );
     }
     const token = text.trim();
-    if (token.length === 0) throw new ExecError('invalidParams', `--auth-token-file \`${options.tokenFile}\` is empty`);
+    if (token.length === 0)
+      throw new ExecError('invalidParams', `--auth-token-file \`${options.tokenFile}\` is empty`);
     return token;
   }
   const fromEnv = options.env?.[AUTH_TOKEN_ENV_VAR]?.trim();

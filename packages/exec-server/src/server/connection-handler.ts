@@ -177,7 +177,10 @@ export class ConnectionHandler {
     this.#session = session;
     // The connection may have dropped while attaching; never leave a session attached to nobody.
     if (this.#detached) session.detach();
-    this.#logger.debug('session attached', { sessionId: session.sessionId, resumed: resumeSessionId !== undefined });
+    this.#logger.debug('session attached', {
+      sessionId: session.sessionId,
+      resumed: resumeSessionId !== undefined,
+    });
     return { sessionId: session.sessionId, environmentInfo: this.#environmentInfo() };
   }
 

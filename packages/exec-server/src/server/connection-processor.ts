@@ -6,9 +6,9 @@ import {
   notificationMessage,
   type RequestId,
   RPC_ERROR_NUMBERS,
-  responseMessage,
   RpcError,
   type RpcMessage,
+  responseMessage,
 } from '@execd/protocol';
 import { ConnectionHandler } from './connection-handler.ts';
 import { type Logger, NOOP_LOGGER } from './logger.ts';
@@ -78,7 +78,9 @@ export class ConnectionProcessor {
         ? { control: new RequestLane(this.#mode.limit), ordinary: new RequestLane(this.#mode.limit) }
         : undefined;
     const signal = this.#abort.signal;
-    this.#abortedPromise = new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    this.#abortedPromise = new Promise((resolve) =>
+      signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
     this.#handler = new ConnectionHandler({
       registry: options.registry,
       cancelSignal: signal,
@@ -128,7 +130,9 @@ export class ConnectionProcessor {
   }
 
   #pending(): number {
-    return this.#inbox.length + (this.#lanes ? this.#lanes.control.waiting + this.#lanes.ordinary.waiting : 0);
+    return (
+      this.#inbox.length + (this.#lanes ? this.#lanes.control.waiting + this.#lanes.ordinary.waiting : 0)
+    );
   }
 
   #updateBackpressure(): void {
@@ -159,13 +163,21 @@ export class ConnectionProcessor {
     try {
       for (let event = await this.#next(); event; event = await this.#next()) {
         if (!this.#handler.isSessionAttached()) {
-          this.#logger.debug('connection evicted after session resume', { connection: this.#transport.label });
+          this.#logger.debug('connection evicted after session resume', {
+            connection: this.#transport.label,
+          });
           this.#close('session has been resumed by another connection');
           break;
         }
         if (event.kind === 'malformed') {
-          this.#logger.warn('ignoring malformed message', { connection: this.#transport.label, reason: event.reason });
-          this.#transport.sendResponse(errorMessage(-1, new RpcError('invalidRequest', event.reason)), event.codec);
+          this.#logger.warn('ignoring malformed message', {
+            connection: this.#transport.label,
+            reason: event.reason,
+          });
+          this.#transport.sendResponse(
+            errorMessage(-1, new RpcError('invalidRequest', event.reason)),
+            event.codec,
+          );
           continue;
         }
         if (!(await this.#dispatch(event.message, event.codec))) break;
@@ -212,7 +224,10 @@ export class ConnectionProcessor {
       await Promise.race([run(), this.#abortedPromise]);
       return !this.#abort.signal.aborted;
     }
-    const lane = (METHODS as Record<string, { lane?: string }>)[method]?.lane === 'control' ? this.#lanes.control : this.#lanes.ordinary;
+    const lane =
+      (METHODS as Record<string, { lane?: string }>)[method]?.lane === 'control'
+        ? this.#lanes.control
+        : this.#lanes.ordinary;
     const task = lane.run(run, this.#abort.signal).finally(() => {
       this.#inFlight.delete(task);
       this.#updateBackpressure();
@@ -236,7 +251,12 @@ export class ConnectionProcessor {
     }
     // A request whose connection went away mid-flight is abandoned.
     if (this.#abort.signal.aborted) return;
-    this.#logger.trace('response out', { connection: this.#transport.label, id, method, ok: reply.kind === 'response' });
+    this.#logger.trace('response out', {
+      connection: this.#transport.label,
+      id,
+      method,
+      ok: reply.kind === 'response',
+    });
     this.#transport.sendResponse(reply, codec);
   }
 

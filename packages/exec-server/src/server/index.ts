@@ -3,12 +3,16 @@
 export { AUTH_TOKEN_ENV_VAR, BearerTokenVerifier, loadAuthToken } from './auth.ts';
 export { ConnectionHandler, type ConnectionHandlerOptions } from './connection-handler.ts';
 export {
+  ConnectionProcessor,
   type ConnectionProcessorOptions,
   type ConnectionTransport,
-  ConnectionProcessor,
   MAX_PENDING_INBOUND_MESSAGES,
 } from './connection-processor.ts';
-export { DEFAULT_CAPABILITIES, type LocalEnvironmentInfoOptions, localEnvironmentInfo } from './environment-info.ts';
+export {
+  DEFAULT_CAPABILITIES,
+  type LocalEnvironmentInfoOptions,
+  localEnvironmentInfo,
+} from './environment-info.ts';
 export { LineSplitter, type SplitResult } from './line-splitter.ts';
 export {
   DEFAULT_LISTEN_URL,
@@ -33,7 +37,12 @@ export {
   NotificationGate,
   type NotificationGateStats,
 } from './notification-gate.ts';
-export { type DispatchMode, MAX_CONCURRENT_REQUESTS, parseDispatchMode, RequestLane } from './request-lanes.ts';
+export {
+  type DispatchMode,
+  MAX_CONCURRENT_REQUESTS,
+  parseDispatchMode,
+  RequestLane,
+} from './request-lanes.ts';
 export {
   type CreateProcessTable,
   DETACHED_SESSION_TTL_MS,

@@ -48,7 +48,10 @@ export class LineSplitter {
       this.#pendingBytes += rest.length;
       // One byte of slack for a `\r` whose `\n` has not arrived yet.
       const lastIsCr = rest[rest.length - 1] === CR;
-      if (this.#pendingBytes > this.#maxLineBytes + 1 || (this.#pendingBytes === this.#maxLineBytes + 1 && !lastIsCr)) {
+      if (
+        this.#pendingBytes > this.#maxLineBytes + 1 ||
+        (this.#pendingBytes === this.#maxLineBytes + 1 && !lastIsCr)
+      ) {
         this.#overlong = true;
         this.#pending = [];
         this.#pendingBytes = 0;

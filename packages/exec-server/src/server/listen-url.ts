@@ -43,7 +43,10 @@ export function parseListenUrl(listenUrl: string): ListenTarget {
   if (listenUrl.startsWith('ws://')) {
     const address = parseSocketAddress(listenUrl.slice('ws://'.length));
     if (!address) {
-      throw new ExecError('invalidParams', `invalid websocket --listen URL \`${listenUrl}\`; expected \`ws://IP:PORT\``);
+      throw new ExecError(
+        'invalidParams',
+        `invalid websocket --listen URL \`${listenUrl}\`; expected \`ws://IP:PORT\``,
+      );
     }
     return { kind: 'websocket', ...address };
   }
@@ -64,5 +67,5 @@ export function isLoopbackAddress(host: string): boolean {
   const lower = host.toLowerCase();
   if (lower === '::1' || lower === '0:0:0:0:0:0:0:1') return true;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  return mapped !== null && mapped[1] !== undefined && mapped[1].startsWith('127.');
+  return mapped?.[1]?.startsWith('127.') === true;
 }

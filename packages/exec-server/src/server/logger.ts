@@ -57,5 +57,11 @@ export function createJsonLineLogger(options: JsonLineLoggerOptions): Logger {
       }
       options.write(`${line}\n`);
     };
-  return { trace: emit('trace'), debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
+  return {
+    trace: emit('trace'),
+    debug: emit('debug'),
+    info: emit('info'),
+    warn: emit('warn'),
+    error: emit('error'),
+  };
 }

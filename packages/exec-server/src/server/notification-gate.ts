@@ -34,7 +34,10 @@ export class NotificationGate {
   #droppedThisPause = 0;
   #pauses = 0;
 
-  constructor(highWaterBytes: number = MAX_QUEUED_NOTIFICATION_BYTES, lowWaterBytes: number = highWaterBytes / 2) {
+  constructor(
+    highWaterBytes: number = MAX_QUEUED_NOTIFICATION_BYTES,
+    lowWaterBytes: number = highWaterBytes / 2,
+  ) {
     if (!(highWaterBytes > 0) || !(lowWaterBytes >= 0) || lowWaterBytes > highWaterBytes) {
       throw new RangeError(`invalid notification watermarks ${lowWaterBytes}..${highWaterBytes}`);
     }

@@ -7,7 +7,9 @@ import { ExecError } from '@execd/protocol';
 export const MAX_CONCURRENT_REQUESTS = 65_536;
 
 /** How requests of one connection run after `initialized` (spec §2.6). */
-export type DispatchMode = { readonly kind: 'inline' } | { readonly kind: 'concurrent'; readonly limit: number };
+export type DispatchMode =
+  | { readonly kind: 'inline' }
+  | { readonly kind: 'concurrent'; readonly limit: number };
 
 /**
  * Parses `--concurrent-requests` as the original: a positive integer; `1` is inline (sequential
@@ -16,11 +18,17 @@ export type DispatchMode = { readonly kind: 'inline' } | { readonly kind: 'concu
 export function parseDispatchMode(value: string | number): DispatchMode {
   const text = String(value).trim();
   if (!/^\+?[0-9]+$/.test(text)) {
-    throw new ExecError('invalidParams', `invalid --concurrent-requests value \`${value}\`: expected a positive integer`);
+    throw new ExecError(
+      'invalidParams',
+      `invalid --concurrent-requests value \`${value}\`: expected a positive integer`,
+    );
   }
   const count = Number(text.replace(/^\+/, ''));
   if (count === 0) {
-    throw new ExecError('invalidParams', `invalid --concurrent-requests value \`${value}\`: must be at least 1`);
+    throw new ExecError(
+      'invalidParams',
+      `invalid --concurrent-requests value \`${value}\`: must be at least 1`,
+    );
   }
   if (count === 1) return { kind: 'inline' };
   return { kind: 'concurrent', limit: Math.min(count, MAX_CONCURRENT_REQUESTS) };
@@ -36,7 +44,8 @@ export class RequestLane {
   #running = 0;
 
   constructor(limit: number) {
-    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`lane limit must be a positive integer, got ${limit}`);
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      throw new RangeError(`lane limit must be a positive integer, got ${limit}`);
     this.#limit = limit;
   }
 

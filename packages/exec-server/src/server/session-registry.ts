@@ -140,7 +140,10 @@ export class SessionRegistry implements AsyncDisposable {
       throw new RpcError('invalidRequest', `unknown session id ${resumeSessionId}`);
     }
     if (entry.current) {
-      throw new RpcError('sessionAlreadyAttached', `session ${resumeSessionId} is already attached to another connection`);
+      throw new RpcError(
+        'sessionAlreadyAttached',
+        `session ${resumeSessionId} is already attached to another connection`,
+      );
     }
     const previous = entry.detachedFrom;
     entry.clearTimer();

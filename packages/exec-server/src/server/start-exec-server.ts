@@ -47,10 +47,18 @@ export interface RunningExecServer extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-function positiveInteger(name: string, value: number | undefined, fallback: number, allowZero = false): number {
+function positiveInteger(
+  name: string,
+  value: number | undefined,
+  fallback: number,
+  allowZero = false,
+): number {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value < (allowZero ? 0 : 1)) {
-    throw new ExecError('invalidParams', `${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got ${value}`);
+    throw new ExecError(
+      'invalidParams',
+      `${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got ${value}`,
+    );
   }
   return value;
 }
@@ -69,8 +77,17 @@ export async function startExecServer(options: ExecServerOptions = {}): Promise<
     options.maxQueuedNotificationBytes,
     MAX_QUEUED_NOTIFICATION_BYTES,
   );
-  const keepaliveIntervalMs = positiveInteger('keepaliveIntervalMs', options.keepaliveIntervalMs, WEBSOCKET_KEEPALIVE_INTERVAL_MS, true);
-  const detachedTtlMs = positiveInteger('detachedSessionTtlMs', options.detachedSessionTtlMs, DETACHED_SESSION_TTL_MS);
+  const keepaliveIntervalMs = positiveInteger(
+    'keepaliveIntervalMs',
+    options.keepaliveIntervalMs,
+    WEBSOCKET_KEEPALIVE_INTERVAL_MS,
+    true,
+  );
+  const detachedTtlMs = positiveInteger(
+    'detachedSessionTtlMs',
+    options.detachedSessionTtlMs,
+    DETACHED_SESSION_TTL_MS,
+  );
   const verifier = options.authToken === undefined ? undefined : new BearerTokenVerifier(options.authToken);
   if (target.kind === 'websocket' && !isLoopbackAddress(target.host) && !verifier) {
     throw new ExecError(

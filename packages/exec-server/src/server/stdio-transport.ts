@@ -1,4 +1,11 @@
-import { type Codec, type CodecName, createJsonCodec, errorMessage, RpcError, type RpcMessage } from '@execd/protocol';
+import {
+  type Codec,
+  type CodecName,
+  createJsonCodec,
+  errorMessage,
+  RpcError,
+  type RpcMessage,
+} from '@execd/protocol';
 import type { ConnectionProcessor, ConnectionTransport } from './connection-processor.ts';
 import { LineSplitter } from './line-splitter.ts';
 import { type Logger, NOOP_LOGGER } from './logger.ts';
@@ -78,9 +85,12 @@ export class StdioTransport implements ConnectionTransport {
     const decision = this.#gate.admit(this.#output.writableLength ?? 0, line.length);
     if (!decision.send) {
       if (decision.startedDropping) {
-        this.#logger.warn('client too slow; pausing process notifications (output stays readable with process/read)', {
-          connection: this.label,
-        });
+        this.#logger.warn(
+          'client too slow; pausing process notifications (output stays readable with process/read)',
+          {
+            connection: this.label,
+          },
+        );
       }
       return;
     }
@@ -126,7 +136,10 @@ export class StdioTransport implements ConnectionTransport {
         message = this.#codec.decode(line);
       } catch (error) {
         const detail = error instanceof Error ? error.message : String(error);
-        this.#processor?.receiveMalformed(`failed to parse JSON-RPC message from ${this.label}: ${detail}`, 'json');
+        this.#processor?.receiveMalformed(
+          `failed to parse JSON-RPC message from ${this.label}: ${detail}`,
+          'json',
+        );
         continue;
       }
       this.#processor?.receive(message, 'json');

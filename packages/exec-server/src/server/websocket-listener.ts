@@ -42,7 +42,7 @@ export interface WebSocketListener {
   close(): Promise<void>;
 }
 
-function reject(socket: Duplex, status: number, text: string, extraHeaders = ''): void {
+function reject(socket: Duplex, status: number, text: string, extraHeaders: string = ''): void {
   socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n${extraHeaders}\r\n`);
   socket.destroy();
 }
@@ -83,22 +83,41 @@ export async function listenWebSocket(options: WebSocketListenerOptions): Promis
   let closing = false;
 
   const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
-    const status = request.headers.origin !== undefined ? 403 : request.method === 'GET' && pathOf(request) === '/readyz' ? 200 : pathOf(request) === '/' ? 426 : 404;
+    const status =
+      request.headers.origin !== undefined
+        ? 403
+        : request.method === 'GET' && pathOf(request) === '/readyz'
+          ? 200
+          : pathOf(request) === '/'
+            ? 426
+            : 404;
     response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
     response.end(status === 200 ? 'ok\n' : '');
   };
 
-  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
-    socket.on('error', () => socket.destroy());
+  /** Why an upgrade is refused (status, reason phrase, extra headers), or undefined to accept it. */
+  const refusal = (request: IncomingMessage): [number, string, string?] | undefined => {
     if (request.headers.origin !== undefined) {
       logger.warn('refused websocket upgrade carrying an Origin header', { origin: request.headers.origin });
-      return reject(socket, 403, 'Forbidden');
+      return [403, 'Forbidden'];
     }
-    if (pathOf(request) !== '/') return reject(socket, 404, 'Not Found');
-    if (closing) return reject(socket, 503, 'Service Unavailable');
+    if (pathOf(request) !== '/') return [404, 'Not Found'];
+    if (closing) return [503, 'Service Unavailable'];
     if (options.verifier && !options.verifier.verify(request.headers.authorization)) {
-      logger.warn('refused websocket upgrade without a valid bearer token', { peer: request.socket.remoteAddress });
-      return reject(socket, 401, 'Unauthorized', 'WWW-Authenticate: Bearer\r\n');
+      logger.warn('refused websocket upgrade without a valid bearer token', {
+        peer: request.socket.remoteAddress,
+      });
+      return [401, 'Unauthorized', 'WWW-Authenticate: Bearer\r\n'];
+    }
+    return undefined;
+  };
+
+  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', () => socket.destroy());
+    const refused = refusal(request);
+    if (refused) {
+      reject(socket, ...refused);
+      return;
     }
     wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
       const transport = new WebSocketTransport({
@@ -109,7 +128,10 @@ export async function listenWebSocket(options: WebSocketListenerOptions): Promis
         maxQueuedNotificationBytes: options.maxQueuedNotificationBytes,
         logger,
       });
-      if (closing) return transport.shutdown(CLOSE_GOING_AWAY, 'server shutting down');
+      if (closing) {
+        transport.shutdown(CLOSE_GOING_AWAY, 'server shutting down');
+        return;
+      }
       logger.info('websocket client connected', { connection: transport.label });
       const processor = options.openConnection(transport);
       live.set(transport, processor);

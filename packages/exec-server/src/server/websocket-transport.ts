@@ -1,4 +1,11 @@
-import { type Codec, type CodecName, errorMessage, RpcError, type RpcMessage, sniffCodec } from '@execd/protocol';
+import {
+  type Codec,
+  type CodecName,
+  errorMessage,
+  RpcError,
+  type RpcMessage,
+  sniffCodec,
+} from '@execd/protocol';
 import type { RawData, WebSocket } from 'ws';
 import type { ConnectionProcessor, ConnectionTransport } from './connection-processor.ts';
 import { type Logger, NOOP_LOGGER } from './logger.ts';
@@ -93,10 +100,13 @@ export class WebSocketTransport implements ConnectionTransport {
     const decision = this.#gate.admit(this.#socket.bufferedAmount, frame.length);
     if (!decision.send) {
       if (decision.startedDropping) {
-        this.#logger.warn('client too slow; pausing process notifications (output stays readable with process/read)', {
-          connection: this.label,
-          bufferedBytes: this.#socket.bufferedAmount,
-        });
+        this.#logger.warn(
+          'client too slow; pausing process notifications (output stays readable with process/read)',
+          {
+            connection: this.label,
+            bufferedBytes: this.#socket.bufferedAmount,
+          },
+        );
       }
       return;
     }
@@ -110,7 +120,8 @@ export class WebSocketTransport implements ConnectionTransport {
   }
 
   close(reason: string): void {
-    if (this.#socket.readyState === this.#socket.CLOSED || this.#socket.readyState === this.#socket.CLOSING) return;
+    if (this.#socket.readyState === this.#socket.CLOSED || this.#socket.readyState === this.#socket.CLOSING)
+      return;
     this.#socket.close(CLOSE_PROTOCOL_ERROR, reason.slice(0, MAX_CLOSE_REASON_CHARS));
   }
 
@@ -127,7 +138,10 @@ export class WebSocketTransport implements ConnectionTransport {
 
   /** Closes with `code` (e.g. 1001 on server shutdown). */
   shutdown(code: number, reason: string): void {
-    if (this.#socket.readyState === this.#socket.OPEN || this.#socket.readyState === this.#socket.CONNECTING) {
+    if (
+      this.#socket.readyState === this.#socket.OPEN ||
+      this.#socket.readyState === this.#socket.CONNECTING
+    ) {
       this.#socket.close(code, reason);
     }
   }
@@ -139,7 +153,11 @@ export class WebSocketTransport implements ConnectionTransport {
 
   #onFrame(data: RawData, isBinary: boolean): void {
     this.#missedPings = 0;
-    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    const bytes = Array.isArray(data)
+      ? Buffer.concat(data)
+      : Buffer.isBuffer(data)
+        ? data
+        : Buffer.from(data);
     const codec = sniffCodec(bytes, isBinary);
     this.#codec ??= codec;
     let message: RpcMessage;
@@ -158,7 +176,8 @@ export class WebSocketTransport implements ConnectionTransport {
 
   #encode(message: RpcMessage, codec: CodecName): string | Uint8Array | undefined {
     const codecImpl = this.#codecs[codec];
-    const encode = (m: RpcMessage): string | Uint8Array => (codec === 'json' ? codecImpl.encodeText(m) : codecImpl.encode(m));
+    const encode = (m: RpcMessage): string | Uint8Array =>
+      codec === 'json' ? codecImpl.encodeText(m) : codecImpl.encode(m);
     try {
       return encode(message);
     } catch (error) {

@@ -26,7 +26,10 @@ export async function buildCli(): Promise<{ readonly script: string; remove(): P
     silent: true,
     config: false,
   });
-  return { script: join(outDir, 'execd-server.js'), remove: () => rm(outDir, { recursive: true, force: true }) };
+  return {
+    script: join(outDir, 'execd-server.js'),
+    remove: () => rm(outDir, { recursive: true, force: true }),
+  };
 }
 
 /** A running CLI child with its output collected. */
@@ -51,9 +54,12 @@ export class CliProcess implements AsyncDisposable {
 
   /** Waits for the first stdout line (the URL). */
   async firstLine(): Promise<string> {
-    const line = await waitFor(() => (this.stdout.includes('\n') ? this.stdout.slice(0, this.stdout.indexOf('\n')) : undefined), {
-      what: `the CLI's first stdout line (stderr so far: ${this.stderr})`,
-    });
+    const line = await waitFor(
+      () => (this.stdout.includes('\n') ? this.stdout.slice(0, this.stdout.indexOf('\n')) : undefined),
+      {
+        what: `the CLI's first stdout line (stderr so far: ${this.stderr})`,
+      },
+    );
     return line;
   }
 

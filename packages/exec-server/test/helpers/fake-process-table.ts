@@ -38,12 +38,23 @@ export class FakeProcessTable implements ProcessTable {
     if (this.entries.has(params.processId)) {
       throw new RpcError('invalidRequest', `process ${params.processId} already exists`);
     }
-    this.entries.set(params.processId, { params, chunks: [], nextSeq: 1, exitCode: null, closed: false, writes: [] });
+    this.entries.set(params.processId, {
+      params,
+      chunks: [],
+      nextSeq: 1,
+      exitCode: null,
+      closed: false,
+      writes: [],
+    });
     return { processId: params.processId, sandboxType: 'none' };
   }
 
   /** Appends an output chunk and notifies. */
-  output(processId: string, data: string | Uint8Array, stream: 'stdout' | 'stderr' | 'pty' = 'stdout'): number {
+  output(
+    processId: string,
+    data: string | Uint8Array,
+    stream: 'stdout' | 'stderr' | 'pty' = 'stdout',
+  ): number {
     const entry = this.#entry(processId);
     const chunk = typeof data === 'string' ? new TextEncoder().encode(data) : data;
     const seq = entry.nextSeq++;
@@ -56,7 +67,10 @@ export class FakeProcessTable implements ProcessTable {
   exit(processId: string, exitCode: number): void {
     const entry = this.#entry(processId);
     entry.exitCode = exitCode;
-    this.#emit({ method: 'process/exited', params: { processId, seq: entry.nextSeq++, exitCode, sandboxDenied: false } });
+    this.#emit({
+      method: 'process/exited',
+      params: { processId, seq: entry.nextSeq++, exitCode, sandboxDenied: false },
+    });
     entry.closed = true;
     this.#emit({ method: 'process/closed', params: { processId, seq: entry.nextSeq++ } });
   }

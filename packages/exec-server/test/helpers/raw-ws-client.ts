@@ -62,7 +62,11 @@ export class RawWsClient implements AsyncDisposable {
     await new Promise<void>((resolve, reject) => {
       socket.once('open', () => resolve());
       socket.once('unexpected-response', (_request, response) => {
-        reject(Object.assign(new Error(`upgrade refused: ${response.statusCode}`), { status: response.statusCode }));
+        reject(
+          Object.assign(new Error(`upgrade refused: ${response.statusCode}`), {
+            status: response.statusCode,
+          }),
+        );
         response.resume();
         socket.terminate();
       });
@@ -81,15 +85,17 @@ export class RawWsClient implements AsyncDisposable {
     if (this.codec === 'msgpack') {
       const kind = 'id' in message ? ('method' in message ? 'request' : 'response') : 'notification';
       // Encode through the codec so Uint8Array fields become msgpack bin.
-      this.socket.send(
-        msgpack.encode({ kind, ...message } as never),
-        { binary: true },
-      );
+      this.socket.send(msgpack.encode({ kind, ...message } as never), { binary: true });
       return;
     }
-    this.socket.send(JSON.stringify(message, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v)), {
-      binary: this.codec === 'binary-json',
-    });
+    this.socket.send(
+      JSON.stringify(message, (_k, v: unknown) =>
+        v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v,
+      ),
+      {
+        binary: this.codec === 'binary-json',
+      },
+    );
   }
 
   /** Sends raw bytes or text as one frame. */
@@ -159,7 +165,8 @@ export class RawWsClient implements AsyncDisposable {
 
   /** Closes with a close handshake and waits for the socket to close. */
   async close(): Promise<void> {
-    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.close();
+    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING)
+      this.socket.close();
     const timer = setTimeout(() => this.socket.terminate(), 2_000);
     await this.closed;
     clearTimeout(timer);

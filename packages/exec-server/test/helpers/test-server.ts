@@ -20,7 +20,13 @@ export function captureLogger(): { readonly logger: Logger; readonly records: Lo
     };
   return {
     records,
-    logger: { trace: at('trace'), debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') },
+    logger: {
+      trace: at('trace'),
+      debug: at('debug'),
+      info: at('info'),
+      warn: at('warn'),
+      error: at('error'),
+    },
   };
 }
 
@@ -37,7 +43,9 @@ export interface TestServer extends AsyncDisposable {
  * Starts a server on `ws://127.0.0.1:0`. With `fake: true` every session gets a
  * {@link FakeProcessTable}; otherwise the server's default (real) process table.
  */
-export async function startTestServer(options: ExecServerOptions & { readonly fake?: boolean } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: ExecServerOptions & { readonly fake?: boolean } = {},
+): Promise<TestServer> {
   const tables: FakeProcessTable[] = [];
   const { fake, ...rest } = options;
   const server = await startExecServer({

@@ -71,12 +71,18 @@ describe('dispatch mode and lanes', () => {
     expect(parseDispatchMode('1')).toEqual({ kind: 'inline' });
     expect(parseDispatchMode(2)).toEqual({ kind: 'concurrent', limit: 2 });
     expect(parseDispatchMode('32')).toEqual({ kind: 'concurrent', limit: 32 });
-    expect(parseDispatchMode(String(Number.MAX_SAFE_INTEGER))).toEqual({ kind: 'concurrent', limit: MAX_CONCURRENT_REQUESTS });
+    expect(parseDispatchMode(String(Number.MAX_SAFE_INTEGER))).toEqual({
+      kind: 'concurrent',
+      limit: MAX_CONCURRENT_REQUESTS,
+    });
   });
 
-  test.each(['0', '-1', 'x', '', '1.5', ' '])('concurrent_request_limit_rejects_invalid_values %j', (value) => {
-    expect(() => parseDispatchMode(value)).toThrow(expect.objectContaining({ code: 'invalidParams' }));
-  });
+  test.each(['0', '-1', 'x', '', '1.5', ' '])(
+    'concurrent_request_limit_rejects_invalid_values %j',
+    (value) => {
+      expect(() => parseDispatchMode(value)).toThrow(expect.objectContaining({ code: 'invalidParams' }));
+    },
+  );
 
   test('a lane runs at most `limit` tasks and admits waiters in arrival order', async () => {
     const lane = new RequestLane(2);
@@ -128,7 +134,11 @@ describe('dispatch mode and lanes', () => {
 describe('createJsonLineLogger', () => {
   test('writes one JSON object per line at or above the level', () => {
     const lines: string[] = [];
-    const logger = createJsonLineLogger({ level: 'info', write: (line) => lines.push(line), now: () => new Date(0) });
+    const logger = createJsonLineLogger({
+      level: 'info',
+      write: (line) => lines.push(line),
+      now: () => new Date(0),
+    });
     logger.debug('hidden');
     logger.warn('shown', { n: 1, error: new Error('boom'), msg: 'cannot override' });
     expect(lines).toEqual([
@@ -145,7 +155,16 @@ describe('auth', () => {
     const verifier = new BearerTokenVerifier('abc');
     expect(verifier.verify('Bearer abc')).toBe(true);
     expect(verifier.verify('BEARER   abc ')).toBe(true);
-    for (const header of [undefined, '', 'abc', 'Bearer', 'Bearer ab', 'Bearer abcd', 'Bearer abc def', 'Basic abc']) {
+    for (const header of [
+      undefined,
+      '',
+      'abc',
+      'Bearer',
+      'Bearer ab',
+      'Bearer abcd',
+      'Bearer abc def',
+      'Basic abc',
+    ]) {
       expect(verifier.verify(header)).toBe(false);
     }
     expect(() => new BearerTokenVerifier('')).toThrow(expect.objectContaining({ code: 'invalidParams' }));
@@ -156,12 +175,16 @@ describe('auth', () => {
     try {
       const file = join(dir, 'token');
       await writeFile(file, 'from-file\n');
-      expect(await loadAuthToken({ tokenFile: file, env: { EXECD_AUTH_TOKEN: 'from-env' } })).toBe('from-file');
+      expect(await loadAuthToken({ tokenFile: file, env: { EXECD_AUTH_TOKEN: 'from-env' } })).toBe(
+        'from-file',
+      );
       expect(await loadAuthToken({ env: { EXECD_AUTH_TOKEN: 'from-env' } })).toBe('from-env');
       expect(await loadAuthToken({ env: {} })).toBeUndefined();
       await writeFile(file, ' \n');
       await expect(loadAuthToken({ tokenFile: file })).rejects.toMatchObject({ code: 'invalidParams' });
-      await expect(loadAuthToken({ tokenFile: join(dir, 'missing') })).rejects.toMatchObject({ code: 'invalidParams' });
+      await expect(loadAuthToken({ tokenFile: join(dir, 'missing') })).rejects.toMatchObject({
+        code: 'invalidParams',
+      });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -194,7 +217,16 @@ describe('localEnvironmentInfo', () => {
 
 describe('execd-server arguments', () => {
   test('flags take `--flag value` or `--flag=value`', () => {
-    expect(parseCliArgs(['--listen', 'stdio', '--concurrent-requests=4', '--log-level', 'debug', '--auth-token-file=/t'])).toEqual({
+    expect(
+      parseCliArgs([
+        '--listen',
+        'stdio',
+        '--concurrent-requests=4',
+        '--log-level',
+        'debug',
+        '--auth-token-file=/t',
+      ]),
+    ).toEqual({
       listen: 'stdio',
       concurrentRequests: '4',
       authTokenFile: '/t',
@@ -205,7 +237,10 @@ describe('execd-server arguments', () => {
     expect(parseCliArgs(['-h']).help).toBe(true);
   });
 
-  test.each([['--nope'], ['--listen'], ['--log-level', 'loud'], ['positional']])('bad usage %j', (...argv) => {
-    expect(() => parseCliArgs(argv)).toThrow(expect.objectContaining({ code: 'invalidParams' }));
-  });
+  test.each([['--nope'], ['--listen'], ['--log-level', 'loud'], ['positional']])(
+    'bad usage %j',
+    (...argv) => {
+      expect(() => parseCliArgs(argv)).toThrow(expect.objectContaining({ code: 'invalidParams' }));
+    },
+  );
 });

@@ -36,11 +36,14 @@ async function readText(client: RawWsClient, processId: string): Promise<string>
   let text = '';
   let after = 0;
   for (;;) {
-    const read = await client.call<{ chunks: { chunk: string }[]; nextSeq: number; closed: boolean }>('process/read', {
-      processId,
-      afterSeq: after,
-      waitMs: 2_000,
-    });
+    const read = await client.call<{ chunks: { chunk: string }[]; nextSeq: number; closed: boolean }>(
+      'process/read',
+      {
+        processId,
+        afterSeq: after,
+        waitMs: 2_000,
+      },
+    );
     for (const chunk of read.chunks) text += Buffer.from(chunk.chunk, 'base64').toString();
     after = read.nextSeq - 1;
     if (read.closed) return text;
@@ -51,7 +54,11 @@ describe('execd-server', () => {
   test.each(['SIGTERM', 'SIGINT'] as const)(
     'prints exactly one URL line, logs JSON to stderr, and on %s exits 0 leaving no child behind',
     async (signal) => {
-      await using server = new CliProcess(cli.script, ['--log-level', 'debug'], envWithout('EXECD_AUTH_TOKEN'));
+      await using server = new CliProcess(
+        cli.script,
+        ['--log-level', 'debug'],
+        envWithout('EXECD_AUTH_TOKEN'),
+      );
       const url = await server.firstLine();
       expect(url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
       await using client = await RawWsClient.connect(url);
@@ -71,13 +78,18 @@ describe('execd-server', () => {
       expect(server.stdout).toBe(`${url}\n`);
       const records = server.logRecords();
       expect(records.length).toBeGreaterThan(0);
-      expect(records.every((record) => typeof record.level === 'string' && typeof record.msg === 'string')).toBe(true);
+      expect(
+        records.every((record) => typeof record.level === 'string' && typeof record.msg === 'string'),
+      ).toBe(true);
       expect(records.some((record) => record.msg === 'exec-server shutdown complete')).toBe(true);
     },
   );
 
   test.each([
-    ['http://127.0.0.1:1', 'unsupported --listen URL `http://127.0.0.1:1`; expected `ws://IP:PORT` or `stdio`'],
+    [
+      'http://127.0.0.1:1',
+      'unsupported --listen URL `http://127.0.0.1:1`; expected `ws://IP:PORT` or `stdio`',
+    ],
     ['ws://localhost:1', 'invalid websocket --listen URL `ws://localhost:1`; expected `ws://IP:PORT`'],
   ])('--listen %s fails with the original text', async (listen, message) => {
     await using server = new CliProcess(cli.script, ['--listen', listen]);
@@ -93,13 +105,20 @@ describe('execd-server', () => {
   });
 
   test('a non-loopback address without a token is refused', async () => {
-    await using server = new CliProcess(cli.script, ['--listen', 'ws://0.0.0.0:0'], envWithout('EXECD_AUTH_TOKEN'));
+    await using server = new CliProcess(
+      cli.script,
+      ['--listen', 'ws://0.0.0.0:0'],
+      envWithout('EXECD_AUTH_TOKEN'),
+    );
     expect((await server.exited).code).toBe(1);
     expect(server.stderr).toContain('without an auth token');
   });
 
   test('EXECD_AUTH_TOKEN guards the upgrade and is not inherited by children', async () => {
-    await using server = new CliProcess(cli.script, ['--log-level', 'off'], { ...process.env, EXECD_AUTH_TOKEN: 'tok-123' });
+    await using server = new CliProcess(cli.script, ['--log-level', 'off'], {
+      ...process.env,
+      EXECD_AUTH_TOKEN: 'tok-123',
+    });
     const url = await server.firstLine();
     await expect(RawWsClient.connect(url)).rejects.toMatchObject({ status: 401 });
     await using client = await RawWsClient.connect(url, { headers: { Authorization: 'Bearer tok-123' } });
@@ -107,6 +126,7 @@ describe('execd-server', () => {
     const policy = { inherit: 'all', ignoreDefaultExcludes: true, exclude: [], set: {}, includeOnly: [] };
     await client.call('process/start', {
       processId: 'env',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion
       argv: ['sh', '-c', 'printf "%s" "${EXECD_AUTH_TOKEN:-unset}"'],
       cwd: CWD,
       env: {},
@@ -122,10 +142,18 @@ describe('execd-server', () => {
     const dir = await mkdtemp(join(tmpdir(), 'execd-cli-'));
     try {
       await writeFile(join(dir, 'token'), 'file-token\n');
-      await using server = new CliProcess(cli.script, ['--auth-token-file', join(dir, 'token')], envWithout('EXECD_AUTH_TOKEN'));
+      await using server = new CliProcess(
+        cli.script,
+        ['--auth-token-file', join(dir, 'token')],
+        envWithout('EXECD_AUTH_TOKEN'),
+      );
       const url = await server.firstLine();
-      await expect(RawWsClient.connect(url, { headers: { Authorization: 'Bearer wrong' } })).rejects.toMatchObject({ status: 401 });
-      await using client = await RawWsClient.connect(url, { headers: { Authorization: 'Bearer file-token' } });
+      await expect(
+        RawWsClient.connect(url, { headers: { Authorization: 'Bearer wrong' } }),
+      ).rejects.toMatchObject({ status: 401 });
+      await using client = await RawWsClient.connect(url, {
+        headers: { Authorization: 'Bearer file-token' },
+      });
       expect((await client.initialize()).sessionId).toBeTruthy();
       server.child.kill('SIGTERM');
       expect((await server.exited).code).toBe(0);
@@ -141,7 +169,9 @@ describe('execd-server', () => {
         .split('\n')
         .filter((line) => line.length > 0)
         .map((line) => JSON.parse(line) as Record<string, unknown>);
-    server.child.stdin.write(`${JSON.stringify({ id: 1, method: 'initialize', params: { clientName: 'c' } })}\n`);
+    server.child.stdin.write(
+      `${JSON.stringify({ id: 1, method: 'initialize', params: { clientName: 'c' } })}\n`,
+    );
     server.child.stdin.write('{"method":"initialized","params":{}}\n');
     server.child.stdin.write(
       `${JSON.stringify({ id: 2, method: 'process/start', params: { processId: 'p', argv: ['sleep', '60'], cwd: CWD, env: {}, tty: false } })}\n`,

@@ -9,7 +9,10 @@ import { FakeProcessTable } from '../helpers/fake-process-table.ts';
 import { ProcessTracker } from '../helpers/process-tracker.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
-const INFO: EnvironmentInfo = { shell: { name: 'sh', path: '/bin/sh' }, capabilities: {} as EnvironmentInfo['capabilities'] };
+const INFO: EnvironmentInfo = {
+  shell: { name: 'sh', path: '/bin/sh' },
+  capabilities: {} as EnvironmentInfo['capabilities'],
+};
 const CWD = pathToFileUri(process.cwd());
 const tracker = new ProcessTracker();
 const registries: SessionRegistry[] = [];
@@ -43,7 +46,11 @@ function setup(options: { ttlMs?: number; real?: boolean } = {}) {
   return { registry, tables, connect };
 }
 
-async function expectRpc(promise: Promise<unknown>, code: RpcError['code'], message?: string): Promise<RpcError> {
+async function expectRpc(
+  promise: Promise<unknown>,
+  code: RpcError['code'],
+  message?: string,
+): Promise<RpcError> {
   const error = await promise.then(
     () => undefined,
     (thrown: unknown) => thrown,
@@ -56,7 +63,9 @@ async function expectRpc(promise: Promise<unknown>, code: RpcError['code'], mess
 }
 
 async function ready(handler: ConnectionHandler, resumeSessionId?: string): Promise<string> {
-  const result = (await handler.handleRequest('initialize', { clientName: 't', resumeSessionId })) as { sessionId: string };
+  const result = (await handler.handleRequest('initialize', { clientName: 't', resumeSessionId })) as {
+    sessionId: string;
+  };
   handler.initialized();
   return result.sessionId;
 }
@@ -66,7 +75,11 @@ describe('handshake', () => {
     const { connect } = setup();
     const { handler } = connect();
     const start = { processId: 'p', argv: ['true'], cwd: CWD, env: {}, tty: false };
-    await expectRpc(handler.handleRequest('process/start', start), 'invalidRequest', 'client must call initialize before using exec methods');
+    await expectRpc(
+      handler.handleRequest('process/start', start),
+      'invalidRequest',
+      'client must call initialize before using exec methods',
+    );
     await expectRpc(
       handler.handleRequest('environment/info', {}),
       'invalidRequest',
@@ -132,7 +145,11 @@ describe('handshake', () => {
   test('unknown methods and server-side methods are -32601 with the original text', async () => {
     const { connect } = setup();
     const { handler } = connect();
-    await expectRpc(handler.handleRequest('fs/readFile', {}), 'methodNotFound', 'exec-server stub does not implement `fs/readFile` yet');
+    await expectRpc(
+      handler.handleRequest('fs/readFile', {}),
+      'methodNotFound',
+      'exec-server stub does not implement `fs/readFile` yet',
+    );
     await expectRpc(handler.handleRequest('process/output', {}), 'methodNotFound');
     await expectRpc(handler.handleRequest('initialized', {}), 'methodNotFound');
     await expectRpc(handler.handleRequest('toString', {}), 'methodNotFound');
@@ -167,7 +184,13 @@ describe('sessions', () => {
     const a = connect();
     const sessionId = await ready(a.handler);
     const table = tables[0] as FakeProcessTable;
-    await a.handler.handleRequest('process/start', { processId: 'p', argv: ['x'], cwd: CWD, env: {}, tty: false });
+    await a.handler.handleRequest('process/start', {
+      processId: 'p',
+      argv: ['x'],
+      cwd: CWD,
+      env: {},
+      tty: false,
+    });
     table.output('p', 'one');
     a.handler.detach();
     table.output('p', 'dropped while detached');
@@ -184,7 +207,13 @@ describe('sessions', () => {
     const { connect, tables } = setup({ real: true });
     const a = connect();
     const sessionId = await ready(a.handler);
-    await a.handler.handleRequest('process/start', { processId: 'p', argv: ['sleep', '30'], cwd: CWD, env: {}, tty: false });
+    await a.handler.handleRequest('process/start', {
+      processId: 'p',
+      argv: ['sleep', '30'],
+      cwd: CWD,
+      env: {},
+      tty: false,
+    });
     tracker.track(tables[0]!);
     const read = a.handler.handleRequest('process/read', { processId: 'p', waitMs: 25_000 });
     a.handler.detach();
@@ -192,7 +221,11 @@ describe('sessions', () => {
     await ready(b.handler, sessionId);
     await expectRpc(read, 'invalidRequest', 'session has been resumed by another connection');
     expect(a.handler.isSessionAttached()).toBe(false);
-    await expectRpc(a.handler.handleRequest('environment/status', {}), 'invalidRequest', 'session has been resumed by another connection');
+    await expectRpc(
+      a.handler.handleRequest('environment/status', {}),
+      'invalidRequest',
+      'session has been resumed by another connection',
+    );
     expect(await b.handler.handleRequest('process/terminate', { processId: 'p' })).toEqual({ running: true });
   });
 

@@ -15,12 +15,19 @@ afterEach(async () => {
   await tracker.expectNoSurvivors();
 });
 
-function startParams(processId: string, argv: string[], extra: Record<string, unknown> = {}): Record<string, unknown> {
+function startParams(
+  processId: string,
+  argv: string[],
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return { processId, argv, cwd: CWD, env: {}, tty: false, pipeStdin: false, arg0: null, ...extra };
 }
 
 /** Collects stdout text from a read loop until the process closed. */
-async function readUntilClosed(client: RawWsClient, processId: string): Promise<{ text: string; exitCode: unknown }> {
+async function readUntilClosed(
+  client: RawWsClient,
+  processId: string,
+): Promise<{ text: string; exitCode: unknown }> {
   let after = 0;
   let text = '';
   for (;;) {
@@ -63,15 +70,25 @@ describe('dispatch order', () => {
     await client.initialize();
     await client.call('process/start', startParams('proc-1', ['sleep', '30']));
     await trackPids(client);
-    const read = client.request('process/read', { processId: 'proc-1', afterSeq: 0, maxBytes: null, waitMs: 250 });
+    const read = client.request('process/read', {
+      processId: 'proc-1',
+      afterSeq: 0,
+      maxBytes: null,
+      waitMs: 250,
+    });
     const info = client.request('environment/info', {});
     const start = client.request('process/start', startParams('proc-2', ['sleep', '30']));
     const startReply = await client.response(start);
     expect(startReply.result).toEqual({ processId: 'proc-2', sandboxType: 'none' });
     await trackPids(client);
-    const order = client.frames.map((frame) => frame.message.id).filter((id) => id === read || id === info || id === start);
+    const order = client.frames
+      .map((frame) => frame.message.id)
+      .filter((id) => id === read || id === info || id === start);
     expect(order).toEqual([read, info, start]);
-    const infoResult = (await client.response(info)).result as { temporaryDirectories: string[]; tempDir: string };
+    const infoResult = (await client.response(info)).result as {
+      temporaryDirectories: string[];
+      tempDir: string;
+    };
     expect(infoResult.temporaryDirectories).toEqual([pathToFileUri(tmp)]);
     expect(infoResult.tempDir).toBe(pathToFileUri(tmp));
     expect(await client.call('process/terminate', { processId: 'proc-1' })).toEqual({ running: true });
@@ -84,16 +101,23 @@ describe('dispatch order', () => {
     await client.initialize();
     await client.call('process/start', startParams('proc-1', ['sleep', '600']));
     await trackPids(client);
-    const longRead = (): number => client.request('process/read', { processId: 'proc-1', afterSeq: 0, waitMs: 600_000 });
+    const longRead = (): number =>
+      client.request('process/read', { processId: 'proc-1', afterSeq: 0, waitMs: 600_000 });
     const reads = [longRead()];
     // A long read does not block a new start.
-    expect(await client.call('process/start', startParams('proc-2', ['true']))).toMatchObject({ processId: 'proc-2' });
+    expect(await client.call('process/start', startParams('proc-2', ['true']))).toMatchObject({
+      processId: 'proc-2',
+    });
     while (reads.length < 32) reads.push(longRead());
     expect(await client.call('environment/info', {})).toMatchObject({ shell: expect.any(Object) });
     expect(await client.call('environment/status', {})).toEqual({ status: 'ready' });
     const queued = longRead();
     expect(await client.call('environment/status', {})).toEqual({ status: 'ready' });
-    expect(client.frames.some((frame) => frame.message.id === queued || reads.includes(frame.message.id as number))).toBe(false);
+    expect(
+      client.frames.some(
+        (frame) => frame.message.id === queued || reads.includes(frame.message.id as number),
+      ),
+    ).toBe(false);
     expect(await client.call('process/terminate', { processId: 'proc-1' })).toEqual({ running: true });
     const last = await client.response(queued);
     expect(last.result).toMatchObject({ exited: true });
@@ -109,7 +133,10 @@ describe('dispatch order', () => {
     const replies = [await client.response(first), await client.response(second)];
     await trackPids(client);
     expect(replies.filter((reply) => 'result' in reply)).toHaveLength(1);
-    expect(replies.find((reply) => 'error' in reply)?.error).toEqual({ code: -32600, message: 'process proc-1 already exists' });
+    expect(replies.find((reply) => 'error' in reply)?.error).toEqual({
+      code: -32600,
+      message: 'process proc-1 already exists',
+    });
     expect(await client.call('process/terminate', { processId: 'proc-1' })).toEqual({ running: true });
   });
 });
@@ -122,7 +149,13 @@ describe('stdin', () => {
     const { pipeStdin: _omitted, ...params } = startParams('proc-1', ['sleep', '30']);
     await client.call('process/start', params);
     await trackPids(client);
-    expect(await client.call('process/write', { processId: 'proc-1', chunk: 'aWdub3JlZAo=', writeId: 'write-default-stdin' })).toEqual({
+    expect(
+      await client.call('process/write', {
+        processId: 'proc-1',
+        chunk: 'aWdub3JlZAo=',
+        writeId: 'write-default-stdin',
+      }),
+    ).toEqual({
       status: 'stdinClosed',
     });
     await client.call('process/terminate', { processId: 'proc-1' });
@@ -136,7 +169,11 @@ describe('stdin', () => {
     await client.call('process/start', startParams('proc-1', ['sh', '-c', script], { pipeStdin: true }));
     await trackPids(client);
     const write = (text: string, writeId: string) =>
-      client.call('process/write', { processId: 'proc-1', chunk: Buffer.from(text).toString('base64'), writeId });
+      client.call('process/write', {
+        processId: 'proc-1',
+        chunk: Buffer.from(text).toString('base64'),
+        writeId,
+      });
     expect(await write('first\n', 'write-1')).toEqual({ status: 'accepted' });
     expect(await write('first\n', 'write-1')).toEqual({ status: 'accepted' });
     expect(await write('second\n', 'write-2')).toEqual({ status: 'accepted' });
@@ -163,19 +200,33 @@ describe('stdin', () => {
     await using server = await startTestServer();
     await using client = await RawWsClient.connect(server.url, { codec: 'msgpack' });
     await client.initialize();
-    await client.call('process/start', startParams('proc-1', ['sh', '-c', 'IFS= read -r line; printf "got:%s\\n" "$line"'], { pipeStdin: true }));
+    await client.call(
+      'process/start',
+      startParams('proc-1', ['sh', '-c', 'IFS= read -r line; printf "got:%s\\n" "$line"'], {
+        pipeStdin: true,
+      }),
+    );
     await trackPids(client);
-    expect(await client.call('process/write', { processId: 'proc-1', chunk: Buffer.from('hello\n'), writeId: 'w1' })).toEqual({
+    expect(
+      await client.call('process/write', {
+        processId: 'proc-1',
+        chunk: Buffer.from('hello\n'),
+        writeId: 'w1',
+      }),
+    ).toEqual({
       status: 'accepted',
     });
     let text = '';
     let after = 0;
     for (;;) {
-      const read = await client.call<{ chunks: { chunk: Uint8Array }[]; nextSeq: number; closed: boolean }>('process/read', {
-        processId: 'proc-1',
-        afterSeq: after,
-        waitMs: 2_000,
-      });
+      const read = await client.call<{ chunks: { chunk: Uint8Array }[]; nextSeq: number; closed: boolean }>(
+        'process/read',
+        {
+          processId: 'proc-1',
+          afterSeq: after,
+          waitMs: 2_000,
+        },
+      );
       for (const chunk of read.chunks) text += Buffer.from(chunk.chunk).toString();
       after = read.nextSeq - 1;
       if (read.closed) break;
@@ -196,7 +247,12 @@ describe('sessions over a websocket', () => {
     const resumed = await resumeWhenDetached(second, sessionId);
     expect(resumed).toMatchObject({ sessionId });
     second.notify('initialized');
-    const read = await second.call('process/read', { processId: 'proc-1', afterSeq: 0, maxBytes: null, waitMs: 0 });
+    const read = await second.call('process/read', {
+      processId: 'proc-1',
+      afterSeq: 0,
+      maxBytes: null,
+      waitMs: 0,
+    });
     expect(read).toMatchObject({ exited: false, closed: false, failure: null });
     expect(await second.call('process/terminate', { processId: 'proc-1' })).toEqual({ running: true });
   });
@@ -207,7 +263,10 @@ describe('sessions over a websocket', () => {
     const { sessionId } = await first.initialize();
     await using second = await RawWsClient.connect(server.url);
     const id = second.request('initialize', { clientName: 't', resumeSessionId: sessionId });
-    expect(await second.errorOf(id)).toEqual({ code: -32010, message: `session ${sessionId} is already attached to another connection` });
+    expect(await second.errorOf(id)).toEqual({
+      code: -32010,
+      message: `session ${sessionId} is already attached to another connection`,
+    });
   });
 
   test('transport_disconnect_detaches_session_during_in_flight_read', async () => {
@@ -230,15 +289,25 @@ describe('sessions over a websocket', () => {
     });
     const first = await RawWsClient.connect(server.url);
     const { sessionId } = await first.initialize();
-    await first.call('process/start', startParams('proc-1', ['sh', '-c', 'read -r _; printf "first\\nsecond\\n"'], { pipeStdin: true }));
+    // Prints once told to (while its client is gone), then waits for a last line before exiting.
+    const script = 'read -r _; printf "first\\nsecond\\n"; read -r _';
+    await first.call('process/start', startParams('proc-1', ['sh', '-c', script], { pipeStdin: true }));
     await trackPids(first);
-    await first.call('process/write', { processId: 'proc-1', chunk: Buffer.from('go\n').toString('base64'), writeId: 'go' });
+    const write = (client: RawWsClient, writeId: string) =>
+      client.call('process/write', { processId: 'proc-1', chunk: Buffer.from('go\n').toString('base64'), writeId });
+    await write(first, 'go');
     await first.drop();
     await using second = await RawWsClient.connect(server.url);
     await resumeWhenDetached(second, sessionId);
     second.notify('initialized');
-    const done = await readUntilClosed(second, 'proc-1');
-    expect(done).toEqual({ text: 'first\nsecond\n', exitCode: 0 });
+    const printed = await waitFor(async () => {
+      const read = await second.call<{ chunks: { chunk: string }[] }>('process/read', { processId: 'proc-1', waitMs: 1_000 });
+      const text = read.chunks.map((chunk) => Buffer.from(chunk.chunk, 'base64').toString()).join('');
+      return text === 'first\nsecond\n' && text;
+    });
+    expect(printed).toBe('first\nsecond\n');
+    await write(second, 'end');
+    expect(await readUntilClosed(second, 'proc-1')).toEqual({ text: 'first\nsecond\n', exitCode: 0 });
     await waitFor(
       async () => {
         const reply = await second.response(second.request('process/start', startParams('proc-1', ['true'])));
@@ -255,14 +324,25 @@ describe('sessions over a websocket', () => {
     await client.initialize();
     await client.call('process/start', startParams('proc-1', ['sleep', '0.1']));
     await trackPids(client);
-    await waitFor(async () => (await client.call<{ running: boolean }>('process/terminate', { processId: 'proc-1' })).running === false);
+    await waitFor(
+      async () =>
+        (await client.call<{ running: boolean }>('process/terminate', { processId: 'proc-1' })).running ===
+        false,
+    );
   });
 
   test('notifications are pushed in seq order: output, exited, closed', async () => {
     await using server = await startTestServer();
     await using client = await RawWsClient.connect(server.url);
     await client.initialize();
-    await client.call('process/start', startParams('proc-1', ['sh', '-c', 'printf "event output\\n"; sleep 0.1; printf "event err\\n" >&2; exit 7']));
+    await client.call(
+      'process/start',
+      startParams('proc-1', [
+        'sh',
+        '-c',
+        'printf "event output\\n"; sleep 0.1; printf "event err\\n" >&2; exit 7',
+      ]),
+    );
     await trackPids(client);
     const closed = await waitFor(() => client.notifications('process/closed')[0]);
     const events = client
@@ -270,8 +350,20 @@ describe('sessions over a websocket', () => {
       .filter((message) => String(message.method).startsWith('process/'))
       .map((message) => ({ method: message.method, ...(message.params as Record<string, unknown>) }));
     expect(events).toEqual([
-      { method: 'process/output', processId: 'proc-1', seq: 1, stream: 'stdout', chunk: Buffer.from('event output\n').toString('base64') },
-      { method: 'process/output', processId: 'proc-1', seq: 2, stream: 'stderr', chunk: Buffer.from('event err\n').toString('base64') },
+      {
+        method: 'process/output',
+        processId: 'proc-1',
+        seq: 1,
+        stream: 'stdout',
+        chunk: Buffer.from('event output\n').toString('base64'),
+      },
+      {
+        method: 'process/output',
+        processId: 'proc-1',
+        seq: 2,
+        stream: 'stderr',
+        chunk: Buffer.from('event err\n').toString('base64'),
+      },
       { method: 'process/exited', processId: 'proc-1', seq: 3, exitCode: 7, sandboxDenied: false },
       { method: 'process/closed', processId: 'proc-1', seq: 4 },
     ]);
@@ -283,7 +375,9 @@ describe('sessions over a websocket', () => {
 async function resumeWhenDetached(client: RawWsClient, sessionId: string): Promise<Record<string, unknown>> {
   return waitFor(
     async () => {
-      const reply = await client.response(client.request('initialize', { clientName: 't', resumeSessionId: sessionId }));
+      const reply = await client.response(
+        client.request('initialize', { clientName: 't', resumeSessionId: sessionId }),
+      );
       if ('result' in reply) return reply.result as Record<string, unknown>;
       expect((reply.error as { code: number }).code).toBe(-32010);
       return undefined;

@@ -51,21 +51,29 @@ async function startStdio(maxFrameBytes?: number): Promise<StdioHarness> {
     messages,
     logs: records,
     write: (text) => input.write(text),
-    response: (id) => waitFor(() => messages.find((message) => message.id === id), { what: `response ${id}` }),
+    response: (id) =>
+      waitFor(() => messages.find((message) => message.id === id), { what: `response ${id}` }),
   };
 }
 
 /** A request line of exactly `size` bytes (padding goes into an ignored top-level field). */
 function lineOfSize(id: number, size: number): string {
   const base = JSON.stringify({ id, method: 'initialize', params: { clientName: 'c' }, pad: '' });
-  return JSON.stringify({ id, method: 'initialize', params: { clientName: 'c' }, pad: 'x'.repeat(size - base.length) });
+  return JSON.stringify({
+    id,
+    method: 'initialize',
+    params: { clientName: 'c' },
+    pad: 'x'.repeat(size - base.length),
+  });
 }
 
 describe('stdio transport', () => {
   test('stdio_listen_transport_serves_initialize', async () => {
     const stdio = await startStdio();
     expect(stdio.server.url).toBe('stdio');
-    stdio.write(`${JSON.stringify({ id: 1, method: 'initialize', params: { clientName: 'c', resumeSessionId: null } })}\n`);
+    stdio.write(
+      `${JSON.stringify({ id: 1, method: 'initialize', params: { clientName: 'c', resumeSessionId: null } })}\n`,
+    );
     expect((await stdio.response(1)).result).toMatchObject({ sessionId: expect.any(String) });
     stdio.write('{"method":"initialized","params":{}}\r\n\n   \r\n');
     stdio.write('{"id":2,"method":"environment/status"}\n');
@@ -80,36 +88,62 @@ describe('stdio transport', () => {
     expect((await stdio.response(1)).result).toMatchObject({ sessionId: expect.any(String) });
   });
 
-  test.each(['\n', '\r\n'])('a terminated line a byte over the limit ends the connection (%j)', async (terminator) => {
-    const stdio = await startStdio(256);
-    stdio.write(lineOfSize(1, 257) + terminator);
-    await stdio.server.closed;
-    expect(stdio.messages).toEqual([]);
-    expect(stdio.logs.some((record) => record.fields?.reason === 'JSON-RPC message from exec-server stdio exceeds maximum length of 256 bytes')).toBe(true);
-  });
+  test.each(['\n', '\r\n'])(
+    'a terminated line a byte over the limit ends the connection (%j)',
+    async (terminator) => {
+      const stdio = await startStdio(256);
+      stdio.write(lineOfSize(1, 257) + terminator);
+      await stdio.server.closed;
+      expect(stdio.messages).toEqual([]);
+      expect(
+        stdio.logs.some(
+          (record) =>
+            record.fields?.reason ===
+            'JSON-RPC message from exec-server stdio exceeds maximum length of 256 bytes',
+        ),
+      ).toBe(true);
+    },
+  );
 
   test('stdio_connection_rejects_overlong_unterminated_message without waiting for its end', async () => {
     const stdio = await startStdio(256);
     stdio.write('{"id":1,"method":"initialize","params":{"clientName":"');
     stdio.write('x'.repeat(300));
     await stdio.server.closed;
-    expect(stdio.logs.some((record) => record.fields?.reason === 'JSON-RPC message from exec-server stdio exceeds maximum length of 256 bytes')).toBe(true);
+    expect(
+      stdio.logs.some(
+        (record) =>
+          record.fields?.reason ===
+          'JSON-RPC message from exec-server stdio exceeds maximum length of 256 bytes',
+      ),
+    ).toBe(true);
   });
 
   test('a malformed line gets an id -1 error and the connection stays open', async () => {
     const stdio = await startStdio();
     stdio.write('not-json\n');
     const error = await stdio.response(-1);
-    expect(error.error).toMatchObject({ code: -32600, message: expect.stringMatching(/^failed to parse JSON-RPC message from exec-server stdio: /) });
+    expect(error.error).toMatchObject({
+      code: -32600,
+      message: expect.stringMatching(/^failed to parse JSON-RPC message from exec-server stdio: /),
+    });
     stdio.write(`${JSON.stringify({ id: 1, method: 'initialize', params: { clientName: 'c' } })}\n`);
     expect((await stdio.response(1)).result).toMatchObject({ sessionId: expect.any(String) });
   });
 
   test('EOF shuts everything down and terminates every process', async () => {
     const stdio = await startStdio();
-    stdio.write(`${JSON.stringify({ id: 1, method: 'initialize', params: { clientName: 'c' } })}\n{"method":"initialized"}\n`);
+    stdio.write(
+      `${JSON.stringify({ id: 1, method: 'initialize', params: { clientName: 'c' } })}\n{"method":"initialized"}\n`,
+    );
     await stdio.response(1);
-    const start = { processId: 'p', argv: ['sh', '-c', 'sleep 30 & sleep 30'], cwd: pathToFileUri(process.cwd()), env: {}, tty: false };
+    const start = {
+      processId: 'p',
+      argv: ['sh', '-c', 'sleep 30 & sleep 30'],
+      cwd: pathToFileUri(process.cwd()),
+      env: {},
+      tty: false,
+    };
     stdio.write(`${JSON.stringify({ id: 2, method: 'process/start', params: start })}\n`);
     expect((await stdio.response(2)).result).toEqual({ processId: 'p', sandboxType: 'none' });
     stdio.write('{"id":3,"method":"process/list"}\n');

@@ -13,13 +13,19 @@ afterEach(async () => {
   await Promise.all(clients.splice(0).map((client) => client.close()));
 });
 
-async function connect(url: string, options?: Parameters<typeof RawWsClient.connect>[1]): Promise<RawWsClient> {
+async function connect(
+  url: string,
+  options?: Parameters<typeof RawWsClient.connect>[1],
+): Promise<RawWsClient> {
   const client = await RawWsClient.connect(url, options);
   clients.push(client);
   return client;
 }
 
-function httpGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+function httpGet(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url.replace(/^ws:/, 'http:'), { headers, agent: false }, (response) => {
       let body = '';
@@ -79,7 +85,11 @@ describe('handshake over a websocket', () => {
     await using server = await startTestServer({ fake: true });
     const client = await connect(server.url);
     await client.initialize();
-    const ids = [client.request('environment/info', {}), client.request('environment/info'), client.request('environment/status', {})];
+    const ids = [
+      client.request('environment/info', {}),
+      client.request('environment/info'),
+      client.request('environment/status', {}),
+    ];
     const last = await client.response(ids[2]!);
     expect(last.result).toEqual({ status: 'ready' });
     expect(client.frames.slice(-3).map((frame) => frame.message.id)).toEqual(ids);
@@ -91,7 +101,12 @@ describe('handshake over a websocket', () => {
     await client.initialize();
     const info = await client.call('environment/info', {});
     expect(info).toEqual(JSON.parse(JSON.stringify(localEnvironmentInfo())));
-    expect(info.capabilities).toMatchObject({ processResize: true, processList: true, retentionGapReporting: true, shellSnapshotV2: false });
+    expect(info.capabilities).toMatchObject({
+      processResize: true,
+      processList: true,
+      retentionGapReporting: true,
+      shellSnapshotV2: false,
+    });
     expect(await client.call('environment/status', {})).toEqual({ status: 'ready' });
   });
 });
@@ -146,10 +161,26 @@ describe('framing', () => {
     await using server = await startTestServer({ fake: true, maxFrameBytes: 1024 });
     const client = await connect(server.url);
     const frame = JSON.stringify({ id: 1, method: 'environment/status', params: {}, pad: '' });
-    client.sendRaw(JSON.stringify({ id: 1, method: 'environment/status', params: {}, pad: 'x'.repeat(1025 - frame.length) }), false);
+    client.sendRaw(
+      JSON.stringify({
+        id: 1,
+        method: 'environment/status',
+        params: {},
+        pad: 'x'.repeat(1025 - frame.length),
+      }),
+      false,
+    );
     expect((await client.response(-1)).error).toMatchObject({ code: -32600 });
     const atLimit = JSON.stringify({ id: 2, method: 'initialize', params: { clientName: 'c' }, pad: '' });
-    client.sendRaw(JSON.stringify({ id: 2, method: 'initialize', params: { clientName: 'c' }, pad: 'x'.repeat(1024 - atLimit.length) }), false);
+    client.sendRaw(
+      JSON.stringify({
+        id: 2,
+        method: 'initialize',
+        params: { clientName: 'c' },
+        pad: 'x'.repeat(1024 - atLimit.length),
+      }),
+      false,
+    );
     expect((await client.response(2)).result).toMatchObject({ sessionId: expect.stringMatching(UUID_V4) });
   });
 
@@ -220,7 +251,10 @@ describe('protocol violations close the connection', () => {
     await using server = await startTestServer({ fake: true });
     const client = await connect(server.url);
     const id = client.request('fs/readFile', { path: 'file:///etc/passwd' });
-    expect(await client.errorOf(id)).toEqual({ code: -32601, message: 'exec-server stub does not implement `fs/readFile` yet' });
+    expect(await client.errorOf(id)).toEqual({
+      code: -32601,
+      message: 'exec-server stub does not implement `fs/readFile` yet',
+    });
     expect((await client.initialize()).sessionId).toMatch(UUID_V4);
   });
 });
