@@ -1,1 +1,61 @@
-export {};
+// @execd/sandboxing: permission profiles, sandbox selection, bubblewrap (Linux) and Seatbelt
+// (macOS) wrappers, denial detection, and spawnProcess = transform + pty-utils.
+
+export {
+  type CommandOutput,
+  hasDenialKeyword,
+  isLikelySandboxDenied,
+  QUICK_REJECT_EXIT_CODES,
+  SANDBOX_DENIAL_KEYWORDS,
+  SIGSYS_EXIT_CODE,
+} from './denial.ts';
+export {
+  type FileSystemPlan,
+  MASKED_WHEN_MISSING,
+  PROTECTED_NAMES,
+  type ProtectedPath,
+  planFileSystem,
+  type WritableRootPlan,
+} from './file-system-plan.ts';
+export { type BwrapArgsOptions, buildBwrapArgs } from './linux/bwrap-args.ts';
+export {
+  BWRAP_PROBE_TIMEOUT_MS,
+  type BwrapCapabilities,
+  isUserNamespaceFailure,
+  probeBwrap,
+} from './linux/bwrap-probe.ts';
+export { type LocateBwrapOptions, locateBwrap } from './linux/locate-bwrap.ts';
+export {
+  ALWAYS_DENIED_SYSCALLS,
+  buildSeccompFilter,
+  NETWORK_DENIED_SYSCALLS,
+  type SeccompArch,
+  type SeccompFilterOptions,
+  seccompArchOf,
+} from './linux/seccomp-filter.ts';
+export { LAUNCHER_SHELL, SECCOMP_FD } from './linux/wrapper.ts';
+export {
+  buildSeatbeltArgv,
+  buildSeatbeltPolicy,
+  SANDBOX_EXEC_PATH,
+  type SeatbeltPolicy,
+} from './macos/seatbelt.ts';
+export {
+  isNetworkDisabled,
+  type ResolvePolicyOptions,
+  resolveSandboxPolicy,
+  type SandboxPolicy,
+  SLASH_TMP,
+  type WritableRoot,
+} from './policy.ts';
+export {
+  NETWORK_DISABLED_ENV_VAR,
+  prepareSandboxCommand,
+  type SandboxCommand,
+  type SandboxCommandRequest,
+  type SandboxSelection,
+  SEATBELT_ENV_VAR,
+  sandboxFromContext,
+} from './prepare.ts';
+export { platformSandbox, policyNeedsSandbox, type SelectSandboxOptions, selectSandbox } from './select.ts';
+export { type SpawnRequest, type SpawnResult, spawnProcess } from './spawn.ts';

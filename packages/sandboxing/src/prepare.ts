@@ -1,0 +1,142 @@
+import { ExecError, type SandboxContext, type SandboxType } from '@execd/protocol';
+import { resolveSpawn } from '@execd/pty-utils';
+import { planFileSystem } from './file-system-plan.ts';
+import { buildBwrapArgs } from './linux/bwrap-args.ts';
+import { probeBwrap } from './linux/bwrap-probe.ts';
+import { locateBwrap } from './linux/locate-bwrap.ts';
+import { seccompFilterPath } from './linux/seccomp-fd.ts';
+import { buildSeccompFilter } from './linux/seccomp-filter.ts';
+import { SECCOMP_FD, withSeccompLauncher } from './linux/wrapper.ts';
+import { buildSeatbeltArgv, buildSeatbeltPolicy } from './macos/seatbelt.ts';
+import {
+  isNetworkDisabled,
+  type ResolvePolicyOptions,
+  resolveSandboxPolicy,
+  type SandboxPolicy,
+} from './policy.ts';
+import { type SelectSandboxOptions, selectSandbox } from './select.ts';
+
+/** Environment hint set when the policy keeps the network off (spec §4.2), as the original. */
+export const NETWORK_DISABLED_ENV_VAR = 'CODEX_SANDBOX_NETWORK_DISABLED';
+/** Environment hint set under Seatbelt, as the original. */
+export const SEATBELT_ENV_VAR = 'CODEX_SANDBOX';
+
+/** A resolved policy and the sandbox chosen to enforce it. */
+export interface SandboxSelection {
+  readonly policy: SandboxPolicy;
+  readonly type: SandboxType;
+}
+
+/**
+ * Resolves the wire `ExecParams.sandbox` against a cwd and selects the sandbox with its `mode`
+ * (default `auto`). Undefined when there is no context (the command runs unsandboxed).
+ */
+export function sandboxFromContext(
+  context: SandboxContext | undefined,
+  cwd: string,
+  options: ResolvePolicyOptions & SelectSandboxOptions = {},
+): SandboxSelection | undefined {
+  if (context === undefined) return undefined;
+  const policy = resolveSandboxPolicy(context, cwd, options);
+  return { policy, type: selectSandbox(policy, context.mode ?? 'auto', options) };
+}
+
+/** A command to wrap in its sandbox. */
+export interface SandboxCommandRequest {
+  /** Program and arguments; never empty. */
+  readonly command: readonly string[];
+  /** Absolute working directory. */
+  readonly cwd: string;
+  /** The command's entire environment. */
+  readonly env: Readonly<Record<string, string>>;
+  /** What the command sees as `argv[0]`. */
+  readonly arg0?: string | undefined;
+  /** Undefined: run as is. */
+  readonly sandbox?: SandboxSelection | undefined;
+  /** A PTY child (bubblewrap then keeps the session, for job control). */
+  readonly tty: boolean;
+  /** Where to look for `bwrap` (default: this process's `PATH`). */
+  readonly bwrapSearchPath?: string | undefined;
+}
+
+/** The command after wrapping: what pty-utils spawns. */
+export interface SandboxCommand {
+  /** The launcher argv; always ends with the request's `command`. */
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  /** `argv[0]` override for the spawned program (only when nothing wraps the command). */
+  readonly arg0: string | undefined;
+  /** The sandbox actually applied. */
+  readonly sandboxType: SandboxType;
+}
+
+function unsupported(message: string): ExecError {
+  return new ExecError('unsupported', message);
+}
+
+async function linuxArgv(request: SandboxCommandRequest, policy: SandboxPolicy): Promise<string[]> {
+  if (process.platform !== 'linux')
+    throw unsupported(`the linuxSeccomp sandbox needs Linux, not ${process.platform}`);
+  const untrustedDirs = [policy.cwd, request.cwd, ...policy.writableRoots.map((root) => root.path)];
+  const bwrap = locateBwrap({ searchPath: request.bwrapSearchPath, untrustedDirs });
+  if (bwrap === undefined) {
+    throw unsupported('bubblewrap (bwrap) was not found on PATH outside the workspace; install bubblewrap');
+  }
+  const caps = await probeBwrap(bwrap);
+  const plan = planFileSystem(policy);
+  const networkDisabled = isNetworkDisabled(policy);
+  const flags = buildBwrapArgs({
+    plan,
+    networkDisabled,
+    newSession: !request.tty,
+    mountProc: caps.mountProc,
+    disableUserns: caps.disableUserns,
+    seccompFd: SECCOMP_FD,
+  });
+  if (request.arg0 !== undefined && request.arg0 !== request.command[0]) {
+    if (!caps.argv0)
+      throw unsupported('an arg0 override under bubblewrap needs bwrap 0.9 or later (--argv0)');
+    flags.splice(flags.length - 1, 0, '--argv0', request.arg0);
+  }
+  const filter = buildSeccompFilter({
+    arch: caps.arch,
+    networkDisabled,
+    denyUserNamespaces: !caps.disableUserns,
+  });
+  return withSeccompLauncher(seccompFilterPath(filter), [caps.path, ...flags, ...request.command]);
+}
+
+function macosArgv(request: SandboxCommandRequest, policy: SandboxPolicy): string[] {
+  if (process.platform !== 'darwin')
+    throw unsupported(`the macosSeatbelt sandbox needs macOS, not ${process.platform}`);
+  if (request.arg0 !== undefined && request.arg0 !== request.command[0]) {
+    throw unsupported('sandbox-exec cannot override arg0');
+  }
+  const seatbelt = buildSeatbeltPolicy(planFileSystem(policy), isNetworkDisabled(policy));
+  return buildSeatbeltArgv(seatbelt, request.command);
+}
+
+/**
+ * Wraps a command in its sandbox (the original's `transform`): the bubblewrap launcher on
+ * Linux, `sandbox-exec` on macOS, the command itself for `none`; and sets the environment
+ * hints. The command is validated first (a missing program is a `spawnFailed` ExecError, as
+ * unsandboxed). A sandbox that cannot run here is an `unsupported` ExecError saying why.
+ */
+export async function prepareSandboxCommand(request: SandboxCommandRequest): Promise<SandboxCommand> {
+  resolveSpawn({ argv: request.command, cwd: request.cwd, env: request.env, arg0: request.arg0 });
+  const selection = request.sandbox;
+  const env: Record<string, string> = { ...request.env };
+  if (selection !== undefined && isNetworkDisabled(selection.policy)) env[NETWORK_DISABLED_ENV_VAR] = '1';
+  const type = selection?.type ?? 'none';
+  switch (type) {
+    case 'none':
+      return { argv: [...request.command], env, arg0: request.arg0, sandboxType: 'none' };
+    case 'linuxSeccomp':
+      return { argv: await linuxArgv(request, selection!.policy), env, arg0: undefined, sandboxType: type };
+    case 'macosSeatbelt':
+      env[SEATBELT_ENV_VAR] = 'seatbelt';
+      return { argv: macosArgv(request, selection!.policy), env, arg0: undefined, sandboxType: type };
+    default:
+      throw unsupported(`the ${type} sandbox is not implemented by execd`);
+  }
+}
