@@ -19,6 +19,7 @@ export {
 export type { LogFields, Logger } from './internal/logger.ts';
 export { NOOP_LOGGER } from './internal/logger.ts';
 export {
+  defaultSandboxDenied,
   defaultSpawner,
   EVENT_HISTORY_MAX_BYTES,
   EVENT_HISTORY_MAX_EVENTS,
@@ -32,7 +33,6 @@ export {
   type LocalProcessTableOptions,
   type LocalSpawnRequest,
   type LocalSpawnResult,
-  notSandboxDenied,
   RETAINED_OUTPUT_MAX_BYTES,
   RETAINED_OUTPUT_MAX_CHUNKS,
   RETAINED_WRITE_IDS_PER_PROCESS,
@@ -41,6 +41,7 @@ export {
   SHUTDOWN_DRAIN_TIMEOUT_MS,
   type Spawner,
   STREAM_DRAIN_TIMEOUT_MS,
+  sandboxedCaptureRunner,
 } from './local/index.ts';
 export type {
   ExecBackend,

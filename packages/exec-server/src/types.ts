@@ -47,8 +47,18 @@ export interface ProcessTable {
 
 /** An event of one process: output, exit and closed share one seq; `failed` is client-synthesised. */
 export type ExecProcessEvent =
-  | { readonly type: 'output'; readonly seq: number; readonly stream: OutputStream; readonly chunk: Uint8Array }
-  | { readonly type: 'exited'; readonly seq: number; readonly exitCode: number; readonly sandboxDenied?: boolean | undefined }
+  | {
+      readonly type: 'output';
+      readonly seq: number;
+      readonly stream: OutputStream;
+      readonly chunk: Uint8Array;
+    }
+  | {
+      readonly type: 'exited';
+      readonly seq: number;
+      readonly exitCode: number;
+      readonly sandboxDenied?: boolean | undefined;
+    }
   | { readonly type: 'closed'; readonly seq: number }
   | { readonly type: 'failed'; readonly message: string };
 
@@ -80,7 +90,10 @@ export interface ExecProcess extends AsyncDisposable {
    * retained (also mid-stream, for a follower that fell behind retention); omitted, replays from
    * the oldest event still retained without an error.
    */
-  events(options?: { readonly afterSeq?: number | undefined; readonly cancelSignal?: AbortSignal | undefined }): AsyncIterable<ExecProcessEvent>;
+  events(options?: {
+    readonly afterSeq?: number | undefined;
+    readonly cancelSignal?: AbortSignal | undefined;
+  }): AsyncIterable<ExecProcessEvent>;
   /** Stops following; does not kill the process (use `terminate`). Idempotent. */
   close(): Promise<void>;
 }

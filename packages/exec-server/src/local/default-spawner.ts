@@ -1,32 +1,80 @@
-import { RpcError, type SandboxContext } from '@execd/protocol';
-import { spawnPipe, spawnPty } from '@execd/pty-utils';
+import { ExecError, RpcError, type SandboxContext } from '@execd/protocol';
+import {
+  isLikelySandboxDenied,
+  prepareSandboxCommand,
+  sandboxFromContext,
+  spawnProcess,
+} from '@execd/sandboxing';
+import { type CaptureRunner, runCaptureCommand } from '@execd/shell-snapshot';
 import type { LocalSpawnRequest, LocalSpawnResult, SandboxDenialCheck } from './spawner.ts';
 
-/** True when a sandbox context asks for no confinement at all (so an unsandboxed spawn is exact). */
-function needsSandbox(sandbox: SandboxContext | undefined): boolean {
-  if (sandbox === undefined || sandbox.mode === 'forbid') return false;
-  return sandbox.mode === 'require' || sandbox.profile !== 'danger-full-access';
+/**
+ * A sandbox that cannot run on this host (no bubblewrap, wrong platform, unsupported option)
+ * is the request's problem, not the server's: -32602 with the reason. Anything else passes.
+ */
+function rejectUnsupported(error: unknown): never {
+  if (ExecError.is(error) && error.code === 'unsupported') {
+    throw new RpcError(
+      'invalidParams',
+      `sandbox is not available on this exec-server host: ${error.message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  throw error;
 }
 
 /**
- * Launches a child with `@execd/pty-utils`: a PTY for `tty`, else pipes (stdin piped or
- * /dev/null). A request that needs a sandbox is refused with -32602 until `@execd/sandboxing`
- * provides the launcher.
+ * Launches a child with `@execd/sandboxing` (the original's `spawn_process`): the request's
+ * sandbox context is resolved against its cwd and selected (`mode`, default `auto`), the command
+ * is wrapped (bubblewrap on Linux, Seatbelt on macOS) and spawned by `@execd/pty-utils`, in a PTY
+ * for `tty`, else on pipes. No context: unsandboxed, `sandboxType: "none"`.
  */
 export async function defaultSpawner(request: LocalSpawnRequest): Promise<LocalSpawnResult> {
-  if (needsSandbox(request.sandbox)) {
-    throw new RpcError('invalidParams', 'sandboxed launches are not available on this exec-server host');
+  try {
+    const sandbox = sandboxFromContext(request.sandbox, request.cwd);
+    return await spawnProcess({
+      command: request.argv,
+      cwd: request.cwd,
+      env: request.env,
+      arg0: request.arg0,
+      sandbox,
+      tty: request.tty,
+      stdinOpen: request.stdin === 'pipe',
+      drainTimeoutMs: request.drainTimeoutMs,
+    });
+  } catch (error) {
+    rejectUnsupported(error);
   }
-  const common = {
-    argv: request.argv,
-    cwd: request.cwd,
-    env: request.env,
-    arg0: request.arg0,
-    drainTimeoutMs: request.drainTimeoutMs,
-  };
-  const process = request.tty ? await spawnPty(common) : await spawnPipe({ ...common, stdin: request.stdin });
-  return { process, sandboxType: 'none' };
 }
 
-/** Denial detection for unsandboxed children: never denied. */
-export const notSandboxDenied: SandboxDenialCheck = () => false;
+/**
+ * A shell-snapshot capture runner that runs the capture inside the same sandbox as the launch
+ * (spec §6.2: the profile is sourced under the command's own confinement).
+ */
+export function sandboxedCaptureRunner(context: SandboxContext): CaptureRunner {
+  return async (command, limits) => {
+    let wrapped: Awaited<ReturnType<typeof prepareSandboxCommand>>;
+    try {
+      wrapped = await prepareSandboxCommand({
+        command: command.argv,
+        cwd: command.cwd,
+        env: command.env,
+        arg0: command.arg0,
+        sandbox: sandboxFromContext(context, command.cwd),
+        tty: false,
+      });
+    } catch (error) {
+      const detail = error instanceof Error ? error.message : String(error);
+      return { ok: false, reason: 'runnerFailed', detail };
+    }
+    return runCaptureCommand(
+      { argv: wrapped.argv, cwd: command.cwd, env: wrapped.env, arg0: wrapped.arg0 },
+      limits,
+    );
+  };
+}
+
+/** Denial detection (the original's `is_likely_sandbox_denied`, spec §5.5). */
+export const defaultSandboxDenied: SandboxDenialCheck = isLikelySandboxDenied;

@@ -1,6 +1,6 @@
 // The in-process process table (the original's LocalProcess) and the local ExecBackend.
 
-export { defaultSpawner, notSandboxDenied } from './default-spawner.ts';
+export { defaultSandboxDenied, defaultSpawner, sandboxedCaptureRunner } from './default-spawner.ts';
 export { EventLog, type EventLogLimits, type SequencedEvent } from './event-log.ts';
 export {
   EVENT_HISTORY_MAX_BYTES,

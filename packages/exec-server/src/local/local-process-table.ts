@@ -19,7 +19,7 @@ import type { BaseEnv } from '../env/create-env.ts';
 import { Emitter } from '../internal/emitter.ts';
 import { type Logger, NOOP_LOGGER } from '../internal/logger.ts';
 import type { ProcessNotification, ProcessTable } from '../types.ts';
-import { defaultSpawner, notSandboxDenied } from './default-spawner.ts';
+import { defaultSandboxDenied, defaultSpawner } from './default-spawner.ts';
 import * as limits from './limits.ts';
 import { ProcessRecord } from './process-record.ts';
 import {
@@ -33,7 +33,7 @@ import { requireArgv, resolveStartCwd, validateStartPreconditions } from './star
 
 /** Options of a LocalProcessTable; every limit defaults to the original's value (spec §3.1). */
 export interface LocalProcessTableOptions {
-  /** Launches children (default: `@execd/sandboxing`/`@execd/pty-utils`). */
+  /** Launches children (default: `@execd/sandboxing`'s `spawnProcess`, i.e. wrap + pty-utils). */
   readonly spawner?: Spawner | undefined;
   /** Sandbox denial detection for `sandboxDenied` (only consulted for sandboxed children). */
   readonly isSandboxDenied?: SandboxDenialCheck | undefined;
@@ -97,7 +97,7 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
   constructor(options: LocalProcessTableOptions = {}) {
     this.#options = options;
     this.#spawner = options.spawner ?? defaultSpawner;
-    this.#isSandboxDenied = options.isSandboxDenied ?? notSandboxDenied;
+    this.#isSandboxDenied = options.isSandboxDenied ?? defaultSandboxDenied;
     this.#executorEnv = options.executorEnv ?? process.env;
     this.#logger = options.logger ?? NOOP_LOGGER;
     this.#notifications = new Emitter(this.#logger);

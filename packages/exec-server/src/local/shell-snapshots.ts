@@ -6,6 +6,7 @@ import {
 } from '@execd/shell-snapshot';
 import { createEnv, isNonInheritableEnvVar } from '../env/create-env.ts';
 import type { Logger } from '../internal/logger.ts';
+import { sandboxedCaptureRunner } from './default-spawner.ts';
 
 /** Prepares launches that ask for a shell snapshot (a `ShellSnapshotCache`, or a test double). */
 export interface ShellSnapshotPreparer {
@@ -43,6 +44,7 @@ export async function applyShellSnapshot(
     envPolicy: params.envPolicy,
     sandbox: params.sandbox,
     command: launch,
+    ...(params.sandbox === undefined ? {} : { runCapture: sandboxedCaptureRunner(params.sandbox) }),
     cancelSignal: options.cancelSignal,
   });
   if (result.status === 'invalid') throw result.error;

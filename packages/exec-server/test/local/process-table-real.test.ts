@@ -1,6 +1,9 @@
 // LocalProcessTable with real children (pipes and PTYs): eviction and id reuse, unread output
 // bounded by retention, PTY interrupts, notification order, shutdown with a pipe-holding daemon.
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type ExecParams, fromUtf8, pathToFileUri, RpcError } from '@execd/protocol';
 import { isProcessAlive } from '@execd/pty-utils';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -147,21 +150,76 @@ describe('LocalProcessTable with real children', () => {
     expect([true, 'invalidRequest']).toContain(outcome);
   });
 
-  test('a sandboxed start is refused with -32602 until sandboxing provides a launcher', async () => {
+  test.skipIf(process.platform !== 'linux')(
+    'a sandboxed child runs under bubblewrap; a denied write is reported as sandboxDenied',
+    async () => {
+      const table = newTable();
+      const workspace = await mkdtemp(join(tmpdir(), 'execd-sandbox-'));
+      try {
+        const outside = join(tmpdir(), `execd-outside-${process.pid}`);
+        const script = 'printf ok > "$1" && printf "inside ok\\n"; printf no > "$2"';
+        const response = await table.start({
+          processId: 'sandboxed',
+          argv: ['sh', '-c', script, 'sh', join(workspace, 'inside'), outside],
+          cwd: pathToFileUri(workspace),
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+          tty: false,
+          pipeStdin: false,
+          enforceManagedNetwork: false,
+          sandbox: { profile: 'workspace-write', excludeSlashTmp: true, excludeTmpdirEnvVar: true },
+        });
+        tracker.track(table);
+        expect(response).toEqual({ processId: 'sandboxed', sandboxType: 'linuxSeccomp' });
+        const { text, response: last } = await readAll(table, 'sandboxed');
+        expect(text).toContain('inside ok');
+        expect(last.exitCode).not.toBe(0);
+        expect(last.sandboxDenied).toBe(true);
+        expect(table.list().processes[0]).toMatchObject({ sandboxType: 'linuxSeccomp' });
+      } finally {
+        await rm(workspace, { recursive: true, force: true });
+        await rm(join(tmpdir(), `execd-outside-${process.pid}`), { force: true });
+      }
+    },
+  );
+
+  test.skipIf(process.platform !== 'linux')(
+    'a sandboxed shell snapshot is captured inside the sandbox, once',
+    async () => {
+      const table = newTable();
+      const workspace = await mkdtemp(join(tmpdir(), 'execd-sandbox-snapshot-'));
+      try {
+        await writeFile(
+          join(workspace, '.bashrc'),
+          'printf x >> "$HOME/captures"\nexport FROM_RC=restored\n',
+        );
+        const bash = ['/usr/bin/bash', '/bin/bash'].find((path) => existsSync(path))!;
+        for (const run of [1, 2]) {
+          await table.start({
+            processId: `snap-${run}`,
+            argv: [bash, '-lc', 'printf "%s\\n" "$FROM_RC"'],
+            cwd: pathToFileUri(workspace),
+            env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: workspace },
+            tty: false,
+            pipeStdin: false,
+            enforceManagedNetwork: false,
+            sandbox: { profile: 'workspace-write' },
+            shellSnapshot: { scopeId: 'sandboxed', shell: { name: 'bash', path: bash } },
+          });
+          tracker.track(table);
+          const { text, response } = await readAll(table, `snap-${run}`);
+          expect({ text, exitCode: response.exitCode }).toEqual({ text: 'restored\n', exitCode: 0 });
+        }
+        expect(await readFile(join(workspace, 'captures'), 'utf8')).toBe('x');
+      } finally {
+        await rm(workspace, { recursive: true, force: true });
+      }
+    },
+  );
+
+  test('an unsandboxed failure is never sandboxDenied', async () => {
     const table = newTable();
-    const error = await table
-      .start({
-        processId: 'sandboxed',
-        argv: ['true'],
-        cwd: pathToFileUri(tmpdir()),
-        env: {},
-        tty: false,
-        pipeStdin: false,
-        enforceManagedNetwork: false,
-        sandbox: { profile: 'read-only' },
-      })
-      .catch((thrown: unknown) => thrown);
-    expect(error).toMatchObject({ code: 'invalidParams' });
-    expect(table.list().processes).toEqual([]);
+    await start(table, { argv: ['sh', '-c', 'echo "Permission denied" >&2; exit 1'] });
+    const { response } = await readAll(table);
+    expect(response).toMatchObject({ exitCode: 1, sandboxDenied: false });
   });
 });
