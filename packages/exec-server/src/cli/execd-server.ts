@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // The `execd-server` command: parses flags, starts the server, prints its URL, shuts down on
 // SIGTERM/SIGINT/SIGHUP (terminating every process tree) and exits 0.
+import { fstatSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { AUTH_TOKEN_ENV_VAR, createJsonLineLogger, loadAuthToken, startExecServer } from '../server/index.ts';
 import { parseCliArgs, USAGE } from './args.ts';
 
@@ -12,6 +14,34 @@ const SHUTDOWN_DEADLINE_MS = 4_500;
 
 /** Exit status for bad usage (unknown flag, bad value), as most CLIs. */
 const EXIT_USAGE = 2;
+
+/** Bound on flushing the last stdio responses before exiting. */
+const STDOUT_FLUSH_TIMEOUT_MS = 1_000;
+
+/**
+ * The stdio transport's output. Node writes `process.stdout` synchronously when it is a pipe, so
+ * a client that stops reading would block the whole server; a non-blocking socket on fd 1 queues
+ * instead, which lets the notification gate see the backlog and pause notifications.
+ */
+function stdioOutput(): NodeJS.WritableStream & { end(callback?: () => void): unknown } {
+  try {
+    const stat = fstatSync(1);
+    if (stat.isFIFO() || stat.isSocket()) return new Socket({ fd: 1, readable: false, writable: true });
+  } catch {
+    // Fall back to process.stdout below.
+  }
+  return process.stdout;
+}
+
+function flush(stream: NodeJS.WritableStream & { end(callback?: () => void): unknown }): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, STDOUT_FLUSH_TIMEOUT_MS);
+    stream.end(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
 
 function fail(message: string, status: number): never {
   process.stderr.write(`execd-server: ${message}\n`);
@@ -35,8 +65,11 @@ async function main(): Promise<void> {
   // Children must never inherit the token through the server's own environment.
   delete process.env[AUTH_TOKEN_ENV_VAR];
 
+  const isStdio = args.listen === 'stdio' || args.listen === 'stdio://';
+  const output = isStdio ? stdioOutput() : process.stdout;
   const server = await startExecServer({
     ...(args.listen === undefined ? {} : { listen: args.listen }),
+    ...(isStdio ? { stdio: { input: process.stdin, output } } : {}),
     ...(args.concurrentRequests === undefined ? {} : { concurrentRequests: args.concurrentRequests }),
     authToken,
     logger,
@@ -53,12 +86,17 @@ async function main(): Promise<void> {
       process.exit(1);
     }, SHUTDOWN_DEADLINE_MS);
     deadline.unref();
-    void server.close().then(() => process.exit(0));
+    void server
+      .close()
+      .then(() => (isStdio ? flush(output) : undefined))
+      .then(() => process.exit(0));
   };
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, stop);
   // Stdio mode ends when its one connection does (EOF): every process was terminated by then.
-  void server.closed.then(() => {
-    if (!stopping) process.exit(0);
+  void server.closed.then(async () => {
+    if (stopping) return;
+    if (isStdio) await flush(output);
+    process.exit(0);
   });
 }
 

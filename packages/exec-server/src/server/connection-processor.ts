@@ -63,7 +63,6 @@ export class ConnectionProcessor {
   readonly #lanes: { readonly control: RequestLane; readonly ordinary: RequestLane } | undefined;
   readonly #inbox: InboundEvent[] = [];
   readonly #abort = new AbortController();
-  readonly #inFlight = new Set<Promise<void>>();
   readonly #done: Promise<void>;
   readonly #abortedPromise: Promise<void>;
   #wake: (() => void) | undefined;
@@ -186,9 +185,10 @@ export class ConnectionProcessor {
       this.#logger.error('connection loop failed', { connection: this.#transport.label, error });
       this.#close('internal error');
     } finally {
+      // In-flight requests are abandoned, not awaited: their cancel signal fired, and one blocked
+      // on a child (a write to a full stdin pipe) must not hold up shutdown.
       this.disconnected();
       this.#handler.detach();
-      await Promise.allSettled([...this.#inFlight]);
     }
   }
 
@@ -228,11 +228,7 @@ export class ConnectionProcessor {
       (METHODS as Record<string, { lane?: string }>)[method]?.lane === 'control'
         ? this.#lanes.control
         : this.#lanes.ordinary;
-    const task = lane.run(run, this.#abort.signal).finally(() => {
-      this.#inFlight.delete(task);
-      this.#updateBackpressure();
-    });
-    this.#inFlight.add(task);
+    void lane.run(run, this.#abort.signal).finally(() => this.#updateBackpressure());
     this.#updateBackpressure();
     return true;
   }

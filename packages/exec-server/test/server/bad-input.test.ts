@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileUri } from '@execd/protocol';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
 import { ProcessTracker } from '../helpers/process-tracker.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
@@ -75,6 +76,7 @@ afterAll(async () => {
   await server?.close();
   await rm(stopDir, { recursive: true, force: true });
   await tracker.expectNoSurvivors();
+  await expectNoOpenSockets();
 });
 
 async function freshClient(options?: Parameters<typeof RawWsClient.connect>[1]): Promise<RawWsClient> {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { pathToFileUri } from '@execd/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { buildCli, CliProcess } from '../helpers/cli-process.ts';
+import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
 import { ProcessTracker } from '../helpers/process-tracker.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
 import { waitFor } from '../helpers/wait-for.ts';
@@ -24,6 +25,7 @@ afterAll(async () => {
 
 afterEach(async () => {
   await tracker.expectNoSurvivors();
+  await expectNoOpenSockets();
 });
 
 function envWithout(name: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -183,5 +185,55 @@ describe('execd-server', () => {
     server.child.stdin.end();
     expect(await server.exited).toEqual({ code: 0, signal: null });
     await tracker.expectNoSurvivors();
+  });
+
+  test('a stdio client that stops reading gets its notifications paused, not a stalled server', async () => {
+    await using server = new CliProcess(cli.script, ['--listen', 'stdio', '--log-level', 'warn']);
+    const send = (message: unknown) => server.child.stdin.write(`${JSON.stringify(message)}\n`);
+    const replies = (): Record<string, unknown>[] =>
+      server.stdout
+        .split('\n')
+        .filter((line) => line.startsWith('{"id"'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    send({ id: 1, method: 'initialize', params: { clientName: 'c' } });
+    send({ method: 'initialized', params: {} });
+    await waitFor(() => replies().some((reply) => reply.id === 1));
+    server.child.stdout.pause();
+    send({
+      id: 2,
+      method: 'process/start',
+      params: {
+        processId: 'flood',
+        argv: ['head', '-c', String(64 * 1024 * 1024), '/dev/zero'],
+        cwd: CWD,
+        env: {},
+        tty: false,
+      },
+    });
+    await waitFor(() => server.stderr.includes('client too slow'), {
+      what: 'notifications to be paused',
+      timeoutMs: 60_000,
+    });
+    server.child.stdout.resume();
+    let nextId = 3;
+    const closed = await waitFor(
+      async () => {
+        const id = nextId++;
+        send({
+          id,
+          method: 'process/read',
+          params: { processId: 'flood', afterSeq: 0, maxBytes: 1, waitMs: 500 },
+        });
+        const reply = await waitFor(() => replies().find((candidate) => candidate.id === id), {
+          timeoutMs: 60_000,
+        });
+        const result = reply.result as { closed: boolean; exitCode: number | null };
+        return result.closed && result;
+      },
+      { what: 'the flood to finish', timeoutMs: 60_000 },
+    );
+    expect(closed.exitCode).toBe(0);
+    server.child.stdin.end();
+    expect((await server.exited).code).toBe(0);
   });
 });

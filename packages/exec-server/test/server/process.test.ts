@@ -3,6 +3,7 @@ import { pathToFileUri } from '@execd/protocol';
 import { afterEach, describe, expect, test } from 'vitest';
 import { LocalProcessTable } from '../../src/local/index.ts';
 import { localEnvironmentInfo } from '../../src/server/index.ts';
+import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
 import { ProcessTracker } from '../helpers/process-tracker.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
 import { startTestServer } from '../helpers/test-server.ts';
@@ -13,6 +14,7 @@ const tracker = new ProcessTracker();
 
 afterEach(async () => {
   await tracker.expectNoSurvivors();
+  await expectNoOpenSockets();
 });
 
 function startParams(
@@ -294,14 +296,21 @@ describe('sessions over a websocket', () => {
     await first.call('process/start', startParams('proc-1', ['sh', '-c', script], { pipeStdin: true }));
     await trackPids(first);
     const write = (client: RawWsClient, writeId: string) =>
-      client.call('process/write', { processId: 'proc-1', chunk: Buffer.from('go\n').toString('base64'), writeId });
+      client.call('process/write', {
+        processId: 'proc-1',
+        chunk: Buffer.from('go\n').toString('base64'),
+        writeId,
+      });
     await write(first, 'go');
     await first.drop();
     await using second = await RawWsClient.connect(server.url);
     await resumeWhenDetached(second, sessionId);
     second.notify('initialized');
     const printed = await waitFor(async () => {
-      const read = await second.call<{ chunks: { chunk: string }[] }>('process/read', { processId: 'proc-1', waitMs: 1_000 });
+      const read = await second.call<{ chunks: { chunk: string }[] }>('process/read', {
+        processId: 'proc-1',
+        waitMs: 1_000,
+      });
       const text = read.chunks.map((chunk) => Buffer.from(chunk.chunk, 'base64').toString()).join('');
       return text === 'first\nsecond\n' && text;
     });

@@ -2,6 +2,7 @@
 // buffering without limit or stalling the child; output stays readable with process/read.
 import { pathToFileUri } from '@execd/protocol';
 import { afterEach, expect, test } from 'vitest';
+import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
 import { ProcessTracker } from '../helpers/process-tracker.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
 import { captureLogger, startTestServer } from '../helpers/test-server.ts';
@@ -11,6 +12,7 @@ const tracker = new ProcessTracker();
 
 afterEach(async () => {
   await tracker.expectNoSurvivors();
+  await expectNoOpenSockets();
 });
 
 test('a stalled client loses pushed notifications, not its process or its output', async () => {

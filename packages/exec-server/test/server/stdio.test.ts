@@ -3,6 +3,7 @@ import { PassThrough } from 'node:stream';
 import { pathToFileUri } from '@execd/protocol';
 import { afterEach, describe, expect, test } from 'vitest';
 import { type RunningExecServer, startExecServer } from '../../src/server/index.ts';
+import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
 import { ProcessTracker } from '../helpers/process-tracker.ts';
 import { captureLogger } from '../helpers/test-server.ts';
 import { waitFor } from '../helpers/wait-for.ts';
@@ -13,6 +14,7 @@ const servers: RunningExecServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
   await tracker.expectNoSurvivors();
+  await expectNoOpenSockets();
 });
 
 interface StdioHarness {

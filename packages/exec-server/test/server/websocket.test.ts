@@ -2,6 +2,7 @@
 import { request } from 'node:http';
 import { afterEach, describe, expect, test } from 'vitest';
 import { localEnvironmentInfo, startExecServer } from '../../src/server/index.ts';
+import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
 import { captureLogger, startTestServer } from '../helpers/test-server.ts';
 import { waitFor } from '../helpers/wait-for.ts';
@@ -11,6 +12,7 @@ const clients: RawWsClient[] = [];
 
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((client) => client.close()));
+  await expectNoOpenSockets();
 });
 
 async function connect(
