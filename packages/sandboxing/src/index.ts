@@ -58,4 +58,5 @@ export {
   sandboxFromContext,
 } from './prepare.ts';
 export { platformSandbox, policyNeedsSandbox, type SelectSandboxOptions, selectSandbox } from './select.ts';
+export { type DescribeDenialOptions, describeSandboxDenial, type SandboxDenial } from "./denial-details.ts";
 export { type SpawnRequest, type SpawnResult, spawnProcess } from './spawn.ts';

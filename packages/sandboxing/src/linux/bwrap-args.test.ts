@@ -1,0 +1,95 @@
+import { expect, test } from 'vitest';
+import type { FileSystemPlan } from '../file-system-plan.ts';
+import { buildBwrapArgs } from './bwrap-args.ts';
+
+const WORKSPACE: FileSystemPlan = {
+  fullDiskWrite: false,
+  cwd: '/ws',
+  writableRoots: [
+    { root: '/tmp', readOnly: [] },
+    {
+      root: '/ws',
+      readOnly: [
+        { path: '/ws/.git', type: 'dir' },
+        { path: '/ws/.codex', type: 'missing' },
+      ],
+    },
+  ],
+};
+
+test('workspace-write, network off, pipes: the full flag list in order', () => {
+  expect(buildBwrapArgs({ plan: WORKSPACE, networkDisabled: true, newSession: true, seccompFd: 9 })).toEqual([
+    '--new-session',
+    '--die-with-parent',
+    '--ro-bind', '/', '/',
+    '--dev', '/dev',
+    '--bind', '/tmp', '/tmp',
+    '--bind', '/ws', '/ws',
+    '--ro-bind', '/ws/.git', '/ws/.git',
+    '--tmpfs', '/ws/.codex', '--remount-ro', '/ws/.codex',
+    '--unshare-user',
+    '--disable-userns',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-net',
+    '--proc', '/proc',
+    '--ro-bind', '/proc/sys', '/proc/sys',
+    '--chdir', '/ws',
+    '--seccomp', '9',
+    '--cap-drop', 'ALL',
+    '--',
+  ]);
+});
+
+test('a PTY child keeps its session (job control); network on keeps the network namespace', () => {
+  const args = buildBwrapArgs({ plan: WORKSPACE, networkDisabled: false, newSession: false });
+  expect(args).not.toContain('--new-session');
+  expect(args).not.toContain('--unshare-net');
+  expect(args).not.toContain('--seccomp');
+  expect(args.slice(0, 1)).toEqual(['--die-with-parent']);
+  expect(args.at(-1)).toBe('--');
+});
+
+test('read-only: nothing is bound writable', () => {
+  const args = buildBwrapArgs({
+    plan: { fullDiskWrite: false, cwd: '/x', writableRoots: [] },
+    networkDisabled: true,
+    newSession: true,
+  });
+  expect(args).not.toContain('--bind');
+  expect(args.slice(2, 7)).toEqual(['--ro-bind', '/', '/', '--dev', '/dev']);
+});
+
+test('full disk write with the network off: the original shape plus the hardening', () => {
+  const args = buildBwrapArgs({
+    plan: { fullDiskWrite: true, cwd: '/x', writableRoots: [] },
+    networkDisabled: true,
+    newSession: true,
+  });
+  expect(args.slice(2, 10)).toEqual(['--bind', '/', '/', '--dev', '/dev', '--bind-try', '/dev/shm', '/dev/shm']);
+  expect(args).toContain('--unshare-net');
+});
+
+test('a writable root above /dev and /sys does not expose the host devices or sysfs', () => {
+  const args = buildBwrapArgs({
+    plan: { fullDiskWrite: false, cwd: '/', writableRoots: [{ root: '/', readOnly: [] }] },
+    networkDisabled: false,
+    newSession: true,
+  });
+  const text = args.join(' ');
+  expect(text).toContain('--bind / / --dev /dev --ro-bind /sys /sys');
+});
+
+test('fallbacks: no fresh procfs, no --disable-userns', () => {
+  const args = buildBwrapArgs({
+    plan: WORKSPACE,
+    networkDisabled: true,
+    newSession: true,
+    mountProc: false,
+    disableUserns: false,
+  });
+  expect(args).not.toContain('--proc');
+  expect(args).not.toContain('--disable-userns');
+  expect(args.join(' ')).toContain('--ro-bind /proc/sys /proc/sys');
+});
