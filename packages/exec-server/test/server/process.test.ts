@@ -327,6 +327,19 @@ describe('sessions over a websocket', () => {
     await readUntilClosed(second, 'proc-1');
   });
 
+  test('a session not resumed within its TTL is removed and its process trees killed', async () => {
+    await using server = await startTestServer({ detachedSessionTtlMs: 100 });
+    const first = await RawWsClient.connect(server.url);
+    const { sessionId } = await first.initialize();
+    await first.call('process/start', startParams('proc-1', ['sh', '-c', 'sleep 30 & sleep 30']));
+    await trackPids(first);
+    await first.drop();
+    await tracker.expectNoSurvivors();
+    await using second = await RawWsClient.connect(server.url);
+    const id = second.request('initialize', { clientName: 't', resumeSessionId: sessionId });
+    expect(await second.errorOf(id)).toEqual({ code: -32600, message: `unknown session id ${sessionId}` });
+  });
+
   test('terminate_reports_false_after_process_exit', async () => {
     await using server = await startTestServer();
     await using client = await RawWsClient.connect(server.url);
