@@ -47,6 +47,7 @@ export {
   Empty,
   Int32,
   opt,
+  orNull,
   PathUri,
   ProcessId,
   Seq,
