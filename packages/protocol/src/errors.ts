@@ -8,6 +8,7 @@ export const RPC_ERROR_NUMBERS = {
   sessionAlreadyAttached: -32010,
   transportClosed: -32000,
 } as const satisfies Record<string, number>;
+/** The stable string code of an error that travels over the wire. */
 export type RpcErrorCode = keyof typeof RPC_ERROR_NUMBERS;
 
 /** Every stable error code an execd API can produce. Tests and callers branch on these, never on text. */

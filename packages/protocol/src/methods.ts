@@ -125,7 +125,9 @@ export const METHODS = {
   },
 } as const;
 
+/** The type of the method table. */
 export type MethodTable = typeof METHODS;
+/** Every method (requests and notifications, both directions). */
 export type MethodName = keyof MethodTable;
 /** Requests a client sends to a server. */
 export type ClientRequestMethod = {
@@ -135,14 +137,17 @@ export type ClientRequestMethod = {
 export type ServerNotificationMethod = {
   [M in MethodName]: MethodTable[M] extends { type: 'notification'; from: 'server' } ? M : never;
 }[MethodName];
+/** The in-memory params of a method, after validation (defaults filled, bytes as Uint8Array). */
 export type ParamsOf<M extends MethodName> = v.InferOutput<MethodTable[M]['params']>;
 /** What a caller passes (before defaults and transforms). */
 export type ParamsInputOf<M extends MethodName> = v.InferInput<MethodTable[M]['params']>;
+/** The in-memory result of a request method, after validation; `never` for notifications. */
 export type ResultOf<M extends MethodName> = MethodTable[M] extends {
   result: infer R extends v.GenericSchema;
 }
   ? v.InferOutput<R>
   : never;
+/** What a server passes as a result (before defaults and transforms). */
 export type ResultInputOf<M extends MethodName> = MethodTable[M] extends {
   result: infer R extends v.GenericSchema;
 }

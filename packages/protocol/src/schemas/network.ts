@@ -39,6 +39,7 @@ export type NetworkRequest = v.InferOutput<typeof NetworkRequest>;
 export const NetworkPolicyRequestParams = v.object({ processId: ProcessId, request: NetworkRequest });
 export type NetworkPolicyRequestParams = v.InferOutput<typeof NetworkPolicyRequestParams>;
 
+/** The client's answer to `network/policyRequest`: allow, deny, or ask a person (with a reason). */
 export const NetworkDecision = v.variant('type', [
   v.object({ type: v.literal('allow') }),
   v.object({ type: v.literal('deny'), reason: opt(v.string()) }),
@@ -46,6 +47,7 @@ export const NetworkDecision = v.variant('type', [
 ]);
 export type NetworkDecision = v.InferOutput<typeof NetworkDecision>;
 
+/** `network/policyRequest` result. */
 export const NetworkPolicyResponse = v.object({ decision: NetworkDecision });
 export type NetworkPolicyResponse = v.InferOutput<typeof NetworkPolicyResponse>;
 

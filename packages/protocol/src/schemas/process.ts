@@ -132,6 +132,7 @@ export const WriteParams = v.object({
 });
 export type WriteParams = v.InferOutput<typeof WriteParams>;
 
+/** Outcome of a write: an expected value, never an error (`stdinClosed`: non-tty without `pipeStdin`). */
 export const WriteStatus = v.picklist(['accepted', 'unknownProcess', 'stdinClosed', 'starting']);
 export type WriteStatus = v.InferOutput<typeof WriteStatus>;
 
@@ -142,9 +143,11 @@ export type WriteResponse = v.InferOutput<typeof WriteResponse>;
 /** The only signal of the original protocol: SIGINT to the process group. */
 export const ProcessSignal = v.picklist(['interrupt']);
 
+/** `process/signal` params; the result is `{}`. */
 export const SignalParams = v.object({ processId: ProcessId, signal: ProcessSignal });
 export type SignalParams = v.InferOutput<typeof SignalParams>;
 
+/** `process/terminate` params: kill the process group (SIGKILL). */
 export const TerminateParams = v.object({ processId: ProcessId });
 export type TerminateParams = v.InferOutput<typeof TerminateParams>;
 
