@@ -1,5 +1,5 @@
 import { classifyMessage, toWireObject } from '../envelope.ts';
-import { ExecError } from '../errors.ts';
+import { ExecError, RpcError } from '../errors.ts';
 import type { RpcMessage } from '../schemas/envelope.ts';
 import { decodeJson, encodeJson, encodeJsonText } from './json.ts';
 import { type DecodeLimits, resolveLimits } from './limits.ts';
@@ -13,7 +13,10 @@ export interface Codec {
   readonly name: CodecName;
   /** `true` when frames travel as WebSocket binary frames. */
   readonly binary: boolean;
-  /** Encodes one message (bytes as `Uint8Array`). */
+  /**
+   * Encodes one message (bytes as `Uint8Array`). A value the codec cannot write (a cycle, a
+   * BigInt, nesting past 100 levels in msgpack) throws RpcError `internal`.
+   */
   encode(message: RpcMessage): Uint8Array;
   /** Encodes one message as text (json codec only; msgpack throws ExecError `unsupported`). */
   encodeText(message: RpcMessage): string;
@@ -26,14 +29,24 @@ export interface Codec {
   decodeValue(frame: Uint8Array | string): unknown;
 }
 
+/** Runs an encoder, turning its failures into RpcError `internal` (what a server would answer). */
+function encoding<T>(codec: CodecName, encode: () => T): T {
+  try {
+    return encode();
+  } catch (cause) {
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    throw new RpcError('internal', `failed to serialize ${codec} message: ${detail}`, { cause });
+  }
+}
+
 /** Creates the JSON codec: UTF-8 JSON text, bytes as padded base64 (the original's dialect). */
 export function createJsonCodec(limits?: Partial<DecodeLimits>): Codec {
   const resolved = resolveLimits(limits);
   return {
     name: 'json',
     binary: false,
-    encode: (message) => encodeJson(toWireObject(message)),
-    encodeText: (message) => encodeJsonText(toWireObject(message)),
+    encode: (message) => encoding('json', () => encodeJson(toWireObject(message))),
+    encodeText: (message) => encoding('json', () => encodeJsonText(toWireObject(message))),
     decode: (frame) => classifyMessage(decodeJson(frame, resolved)),
     decodeValue: (frame) => decodeJson(frame, resolved),
   };
@@ -47,7 +60,7 @@ export function createMsgpackCodec(limits?: Partial<DecodeLimits>): Codec {
   return {
     name: 'msgpack',
     binary: true,
-    encode: (message) => encodeMsgpack(toWireObject(message)),
+    encode: (message) => encoding('msgpack', () => encodeMsgpack(toWireObject(message))),
     encodeText: () => {
       throw new ExecError('unsupported', 'the msgpack codec has no text form');
     },

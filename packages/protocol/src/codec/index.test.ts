@@ -17,3 +17,17 @@ describe('sniffCodec', () => {
     expect(sniffCodec(new Uint8Array(), true)).toBe('msgpack');
   });
 });
+
+describe('encoding failures', () => {
+  test('are RpcError internal in both codecs', () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    for (const codec of [createJsonCodec(), createMsgpackCodec()]) {
+      for (const params of [cyclic, { n: 10n }]) {
+        expect(() => codec.encode({ kind: 'notification', method: 'm', params })).toThrow(
+          expect.objectContaining({ code: 'internal', rpcCode: -32603 }),
+        );
+      }
+    }
+  });
+});
