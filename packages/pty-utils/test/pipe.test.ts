@@ -14,6 +14,7 @@ import {
   Transcript,
   tempDir,
   testEnv,
+  waitForProgram,
 } from './helpers/harness.ts';
 import { waitFor } from './helpers/wait-for.ts';
 
@@ -160,9 +161,9 @@ describe('spawnPipe', () => {
   });
 
   test('interrupt sends SIGINT to the group and the child terminates once', async () => {
-    await using proc = await pipe(['sh', '-c', 'echo ready; sleep 100']);
+    await using proc = await pipe(['sh', '-c', 'echo ready; exec sleep 100']);
     const transcript = new Transcript(proc);
-    await transcript.until('ready');
+    await waitForProgram(proc.pid, 'sleep');
     proc.interrupt();
     expect(await proc.exited).toEqual({ exitCode: 130, signal: 'SIGINT' });
     // After exit every signal method is a harmless no-op.

@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import { ExecError } from '@execd/protocol';
 import { describe, expect, test } from 'vitest';
 import { isProcessAlive } from '../src/process-group.ts';
@@ -13,6 +14,7 @@ import {
   Transcript,
   tempDir,
   testEnv,
+  waitForProgram,
 } from './helpers/harness.ts';
 import { waitFor } from './helpers/wait-for.ts';
 
@@ -91,7 +93,8 @@ describe('spawnPty', () => {
 
   test('drains output a grandchild writes after the session leader exited', async () => {
     const gate = join(tempDir(), 'gate');
-    const script = `(trap '' HUP; while [ ! -e '${gate}' ]; do sleep 0.01; done; echo late) & echo early`;
+    // Ignored before the fork, so the grandchild already ignores the hang-up when its leader exits.
+    const script = `trap '' HUP; (while [ ! -e '${gate}' ]; do sleep 0.01; done; echo late) & echo early`;
     await using proc = await pty(['sh', '-c', script], { drainTimeoutMs: 60_000 });
     const transcript = new Transcript(proc);
     expect((await proc.exited).exitCode).toBe(0);
@@ -139,9 +142,9 @@ describe('spawnPty', () => {
   });
 
   test('interrupt terminates the foreground child once', async () => {
-    await using proc = await pty(['sh', '-c', 'echo ready; sleep 100']);
+    await using proc = await pty(['sh', '-c', 'echo ready; exec sleep 100']);
     const transcript = new Transcript(proc);
-    await transcript.until('ready');
+    await waitForProgram(proc.pid, 'sleep');
     proc.interrupt();
     expect(await proc.exited).toEqual({ exitCode: 130, signal: 'SIGINT' });
     proc.interrupt();
@@ -157,6 +160,25 @@ describe('spawnPty', () => {
     await transcript.done;
     expect(transcript.text).toContain('got abc');
     expect(isStdinClosedError(await proc.write('x').catch((e: unknown) => e))).toBe(true);
+  });
+
+  test('a write the terminal has no room for waits without freezing the loop, and fails on close', async () => {
+    await using proc = await pty(['sh', '-c', 'stty raw -echo; echo ready; exec sleep 100']);
+    const transcript = new Transcript(proc);
+    await transcript.until('ready');
+    let settled: unknown = 'pending';
+    const write = proc.write(new Uint8Array(1024 * 1024).fill(0x61)).then(
+      () => 'written',
+      (error: unknown) => error,
+    );
+    void write.then((value) => {
+      settled = value;
+    });
+    // Timers still fire (the loop is not spinning on the full terminal) and the write stays queued.
+    for (let i = 0; i < 5; i++) await setTimeout(1);
+    expect(settled).toBe('pending');
+    await proc.close();
+    expect(isStdinClosedError(await write)).toBe(true);
   });
 
   test('close() kills a running child and is idempotent', async () => {

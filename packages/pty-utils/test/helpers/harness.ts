@@ -112,6 +112,16 @@ export function procStat(pid: number | 'self'): {
   };
 }
 
+/**
+ * Waits until `pid` runs the program `name` (its exec is done). Signal tests need it: a shell
+ * catches SIGINT and defers it while it forks, so an interrupt that lands mid-startup is swallowed.
+ */
+export async function waitForProgram(pid: number, name: string): Promise<void> {
+  await waitFor(() => readFileSync(`/proc/${pid}/comm`, 'latin1').trim() === name, {
+    what: `pid ${pid} running ${name}`,
+  });
+}
+
 /** Installs the per-test leak checks: every child closed, no descendant running, no handle left. */
 export function installLeakChecks(): void {
   beforeEach(() => {

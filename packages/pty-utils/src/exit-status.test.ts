@@ -1,0 +1,37 @@
+import { describe, expect, test } from 'vitest';
+import { exitCodeFromStatus, signalName, signalNumber, toExitStatus } from './exit-status.ts';
+
+describe('exitCodeFromStatus', () => {
+  test.each([
+    [0, null, 0],
+    [7, null, 7],
+    [255, null, 255],
+    [null, 'SIGINT', 130],
+    [null, 'SIGKILL', 137],
+    [null, 'SIGTERM', 143],
+    [0, 9, 137],
+    [0, 0, 0],
+    [null, null, -1],
+    [undefined, undefined, -1],
+  ] as const)('code %s signal %s -> %s', (code, signal, expected) => {
+    expect(exitCodeFromStatus(code, signal)).toBe(expected);
+  });
+
+  test('an unknown signal name is -1', () => {
+    expect(exitCodeFromStatus(null, 'SIGNOPE' as NodeJS.Signals)).toBe(-1);
+  });
+});
+
+describe('toExitStatus', () => {
+  test('names numeric signals and treats 0 as none', () => {
+    expect(toExitStatus(0, 15)).toEqual({ exitCode: 143, signal: 'SIGTERM' });
+    expect(toExitStatus(3, 0)).toEqual({ exitCode: 3, signal: null });
+    expect(toExitStatus(null, 'SIGHUP')).toEqual({ exitCode: 129, signal: 'SIGHUP' });
+  });
+
+  test('signal names and numbers round-trip', () => {
+    expect(signalNumber('SIGKILL')).toBe(9);
+    expect(signalName(2)).toBe('SIGINT');
+    expect(signalName(999)).toBeUndefined();
+  });
+});
