@@ -15,12 +15,10 @@ import {
   type WriteResponse,
 } from '@execd/protocol';
 import { childEnv } from '../env/child-env.ts';
-import type { BaseEnv } from '../env/create-env.ts';
 import { Emitter } from '../internal/emitter.ts';
-import { type Logger, NOOP_LOGGER } from '../internal/logger.ts';
+import type { Logger } from '../internal/logger.ts';
 import type { ProcessNotification, ProcessTable } from '../types.ts';
-import { defaultSandboxDenied, defaultSpawner } from './default-spawner.ts';
-import * as limits from './limits.ts';
+import { longPollRead } from './long-poll-read.ts';
 import { ProcessRecord } from './process-record.ts';
 import {
   applyShellSnapshot,
@@ -28,44 +26,17 @@ import {
   type PreparedLaunch,
   type ShellSnapshotPreparer,
 } from './shell-snapshots.ts';
-import type { SandboxDenialCheck, Spawner } from './spawner.ts';
+import type { Spawner } from './spawner.ts';
 import { requireArgv, resolveStartCwd, validateStartPreconditions } from './start-validation.ts';
+import { type LocalProcessTableOptions, resolveTableOptions, type TableConfig } from './table-options.ts';
 
-/** Options of a LocalProcessTable; every limit defaults to the original's value (spec §3.1). */
-export interface LocalProcessTableOptions {
-  /** Launches children (default: `@execd/sandboxing`'s `spawnProcess`, i.e. wrap + pty-utils). */
-  readonly spawner?: Spawner | undefined;
-  /** Sandbox denial detection for `sandboxDenied` (only consulted for sandboxed children). */
-  readonly isSandboxDenied?: SandboxDenialCheck | undefined;
-  /**
-   * Restores shell snapshots (`ExecParams.shellSnapshot`). Default: a cache owned by this table
-   * (closed at shutdown); a server passes one cache shared by all its sessions. `null`: never
-   * restore (commands run unchanged, as after a failed capture).
-   */
-  readonly shellSnapshots?: ShellSnapshotPreparer | null | undefined;
-  /** The executor environment `envPolicy` applies to (default `process.env`). */
-  readonly executorEnv?: BaseEnv | undefined;
-  /** How long a closed process stays readable (default 30 s; tests use a few ms). */
-  readonly exitedRetentionMs?: number | undefined;
-  readonly retainedOutputMaxBytes?: number | undefined;
-  readonly retainedOutputMaxChunks?: number | undefined;
-  readonly eventHistoryMaxEvents?: number | undefined;
-  readonly eventHistoryMaxBytes?: number | undefined;
-  readonly writeIdsPerProcess?: number | undefined;
-  readonly exitGraceMs?: number | undefined;
-  readonly drainTimeoutMs?: number | undefined;
-  readonly shutdownDrainTimeoutMs?: number | undefined;
-  readonly logger?: Logger | undefined;
-}
+export type { LocalProcessTableOptions } from './table-options.ts';
 
 /** A started process: the `process/start` result and its record. */
 export interface StartedProcess {
   readonly response: ExecResponse;
   readonly record: ProcessRecord;
 }
-
-// setTimeout fires at once for larger values, so long-poll waits are clamped to this.
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The per-session process table (the original's `LocalProcess`): processes keyed by a
@@ -84,22 +55,16 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
   readonly #pendingStarts = new Set<Promise<unknown>>();
   readonly #retentionTimers = new Set<NodeJS.Timeout>();
   readonly #released = new Set<Promise<void>>();
-  readonly #spawner: Spawner;
-  readonly #isSandboxDenied: SandboxDenialCheck;
-  readonly #executorEnv: BaseEnv;
+  readonly #config: TableConfig;
   readonly #logger: Logger;
-  readonly #options: LocalProcessTableOptions;
   #shutdown: Promise<void> | undefined;
   // Aborted at shutdown: stops waiting for snapshot captures of pending starts.
   readonly #closing = new AbortController();
   #ownSnapshots: ReturnType<typeof createShellSnapshotCache> | undefined;
 
   constructor(options: LocalProcessTableOptions = {}) {
-    this.#options = options;
-    this.#spawner = options.spawner ?? defaultSpawner;
-    this.#isSandboxDenied = options.isSandboxDenied ?? defaultSandboxDenied;
-    this.#executorEnv = options.executorEnv ?? process.env;
-    this.#logger = options.logger ?? NOOP_LOGGER;
+    this.#config = resolveTableOptions(options);
+    this.#logger = this.#config.logger;
     this.#notifications = new Emitter(this.#logger);
   }
 
@@ -121,29 +86,8 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
   }
 
   /** `process/read`: a long-poll (spec §2.4); `cancelSignal` abandons the wait. */
-  async read(params: ReadParams, cancelSignal?: AbortSignal): Promise<ReadResponse> {
-    const afterSeq = params.afterSeq ?? 0;
-    const deadline = performance.now() + Math.min(params.waitMs ?? 0, MAX_TIMER_MS);
-    for (;;) {
-      const record = this.#records.get(params.processId);
-      if (record === undefined)
-        throw new RpcError('invalidRequest', `unknown process id ${params.processId}`);
-      if (record.state === 'starting') {
-        throw new RpcError('invalidRequest', `process id ${params.processId} is starting`);
-      }
-      const response = record.read(afterSeq, params.maxBytes);
-      const hasNewTerminal = response.exited && afterSeq < response.nextSeq - 1;
-      const remainingMs = deadline - performance.now();
-      if (response.chunks.length > 0 || response.closed || hasNewTerminal || remainingMs <= 0)
-        return response;
-      try {
-        await record.changed.wait(Math.ceil(remainingMs), cancelSignal);
-      } catch (reason) {
-        throw ExecError.is(reason)
-          ? reason
-          : new ExecError('aborted', 'process/read was cancelled', { cause: reason });
-      }
-    }
+  read(params: ReadParams, cancelSignal?: AbortSignal): Promise<ReadResponse> {
+    return longPollRead((processId) => this.#records.get(processId), params, cancelSignal);
   }
 
   /** `process/write`: statuses are values; only an empty `writeId` or a broken stdin throw. */
@@ -203,7 +147,7 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
     let launch: PreparedLaunch = {
       argv: params.argv,
       cwd: resolveStartCwd(params.cwd),
-      env: childEnv(params, this.#executorEnv),
+      env: childEnv(params, this.#config.executorEnv),
       arg0: params.arg0,
     };
     const snapshots = this.#snapshots(params);
@@ -224,13 +168,13 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
     this.#logger.debug('starting process', { processId, argv: launch.argv, tty: params.tty });
     let launched: Awaited<ReturnType<Spawner>>;
     try {
-      launched = await this.#spawner({
+      launched = await this.#config.spawner({
         processId,
         ...launch,
         tty: params.tty,
         stdin: params.pipeStdin ? 'pipe' : 'null',
         sandbox: params.sandbox,
-        drainTimeoutMs: this.#options.drainTimeoutMs ?? limits.STREAM_DRAIN_TIMEOUT_MS,
+        drainTimeoutMs: this.#config.drainTimeoutMs,
       });
     } catch (error) {
       if (this.#records.get(processId) === record) this.#records.delete(processId);
@@ -255,31 +199,26 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
   }
 
   #snapshots(params: ExecParams): ShellSnapshotPreparer | undefined {
-    if (params.shellSnapshot === undefined || this.#options.shellSnapshots === null) return undefined;
-    if (this.#options.shellSnapshots !== undefined) return this.#options.shellSnapshots;
+    const configured = this.#config.shellSnapshots;
+    if (params.shellSnapshot === undefined || configured === null) return undefined;
+    if (configured !== undefined) return configured;
     this.#ownSnapshots ??= createShellSnapshotCache(this.#logger);
     return this.#ownSnapshots;
   }
 
   #newRecord(params: ExecParams): ProcessRecord {
-    const options = this.#options;
+    const config = this.#config;
     return new ProcessRecord({
       processId: params.processId,
       argv: params.argv,
       cwd: params.cwd,
       tty: params.tty,
       pipeStdin: params.pipeStdin ?? false,
-      retention: {
-        maxBytes: options.retainedOutputMaxBytes ?? limits.RETAINED_OUTPUT_MAX_BYTES,
-        maxChunks: options.retainedOutputMaxChunks ?? limits.RETAINED_OUTPUT_MAX_CHUNKS,
-      },
-      history: {
-        maxEvents: options.eventHistoryMaxEvents ?? limits.EVENT_HISTORY_MAX_EVENTS,
-        maxBytes: options.eventHistoryMaxBytes ?? limits.EVENT_HISTORY_MAX_BYTES,
-      },
-      writeIdCapacity: options.writeIdsPerProcess ?? limits.RETAINED_WRITE_IDS_PER_PROCESS,
-      exitGraceMs: options.exitGraceMs ?? limits.EXIT_OUTPUT_GRACE_MS,
-      isSandboxDenied: this.#isSandboxDenied,
+      retention: config.retention,
+      history: config.history,
+      writeIdCapacity: config.writeIdsPerProcess,
+      exitGraceMs: config.exitGraceMs,
+      isSandboxDenied: config.isSandboxDenied,
       emit: (notification) => this.#notifications.fire(notification),
       onClosed: (closed) => this.#scheduleRemoval(closed),
       logger: this.#logger,
@@ -293,18 +232,16 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
       if (this.#records.get(record.processId) === record) this.#records.delete(record.processId);
       this.#logger.debug('closed process evicted', { processId: record.processId });
       this.#release(record);
-    }, this.#options.exitedRetentionMs ?? limits.EXITED_PROCESS_RETENTION_MS);
+    }, this.#config.exitedRetentionMs);
     // Retention alone must not keep a process (e.g. a CLI) alive.
     timer.unref();
     this.#retentionTimers.add(timer);
   }
 
   #release(record: ProcessRecord): void {
-    const releasing = record
-      .shutdown(this.#options.shutdownDrainTimeoutMs ?? limits.SHUTDOWN_DRAIN_TIMEOUT_MS)
-      .catch((error: unknown) => {
-        this.#logger.warn('releasing process failed', { processId: record.processId, error });
-      });
+    const releasing = record.shutdown(this.#config.shutdownDrainTimeoutMs).catch((error: unknown) => {
+      this.#logger.warn('releasing process failed', { processId: record.processId, error });
+    });
     this.#released.add(releasing);
     releasing.then(() => this.#released.delete(releasing));
   }

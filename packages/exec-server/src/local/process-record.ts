@@ -1,5 +1,4 @@
 import {
-  fromUtf8,
   type OutputStream,
   type ProcessListEntry,
   type ReadResponse,
@@ -13,6 +12,7 @@ import type { Logger } from '../internal/logger.ts';
 import type { ProcessNotification } from '../types.ts';
 import { EventLog, type EventLogLimits, type SequencedEvent } from './event-log.ts';
 import { RetainedOutput, type RetentionLimits } from './retained-output.ts';
+import { sandboxedOutput } from './sandboxed-output.ts';
 import type { LocalSpawnResult, SandboxDenialCheck } from './spawner.ts';
 import { WriteIdSet } from './write-ids.ts';
 
@@ -307,21 +307,8 @@ export class ProcessRecord {
   }
 
   #checkDenied(exitCode: number): boolean {
-    // Concatenate bytes before decoding so a character split across chunks stays whole.
-    const stdout: Uint8Array[] = [];
-    const stderr: Uint8Array[] = [];
-    const aggregated: Uint8Array[] = [];
-    for (const chunk of this.#output.after(0)) {
-      (chunk.stream === 'stderr' ? stderr : stdout).push(chunk.chunk);
-      aggregated.push(chunk.chunk);
-    }
     try {
-      return this.#init.isSandboxDenied(this.#sandboxType, {
-        exitCode,
-        stdout: fromUtf8(Buffer.concat(stdout)),
-        stderr: fromUtf8(Buffer.concat(stderr)),
-        aggregated: fromUtf8(Buffer.concat(aggregated)),
-      });
+      return this.#init.isSandboxDenied(this.#sandboxType, sandboxedOutput(this.#output.after(0), exitCode));
     } catch (error) {
       this.#init.logger.warn('sandbox denial check failed', { processId: this.processId, error });
       return false;

@@ -1,0 +1,75 @@
+import type { BaseEnv } from '../env/create-env.ts';
+import { type Logger, NOOP_LOGGER } from '../internal/logger.ts';
+import { defaultSandboxDenied, defaultSpawner } from './default-spawner.ts';
+import type { EventLogLimits } from './event-log.ts';
+import * as limits from './limits.ts';
+import type { RetentionLimits } from './retained-output.ts';
+import type { ShellSnapshotPreparer } from './shell-snapshots.ts';
+import type { SandboxDenialCheck, Spawner } from './spawner.ts';
+
+/** Options of a LocalProcessTable; every limit defaults to the original's value (spec §3.1). */
+export interface LocalProcessTableOptions {
+  /** Launches children (default: `@execd/sandboxing`'s `spawnProcess`, i.e. wrap + pty-utils). */
+  readonly spawner?: Spawner | undefined;
+  /** Sandbox denial detection for `sandboxDenied` (only consulted for sandboxed children). */
+  readonly isSandboxDenied?: SandboxDenialCheck | undefined;
+  /**
+   * Restores shell snapshots (`ExecParams.shellSnapshot`). Default: a cache owned by this table
+   * (closed at shutdown); a server passes one cache shared by all its sessions. `null`: never
+   * restore (commands run unchanged, as after a failed capture).
+   */
+  readonly shellSnapshots?: ShellSnapshotPreparer | null | undefined;
+  /** The executor environment `envPolicy` applies to (default `process.env`). */
+  readonly executorEnv?: BaseEnv | undefined;
+  /** How long a closed process stays readable (default 30 s; tests use a few ms). */
+  readonly exitedRetentionMs?: number | undefined;
+  readonly retainedOutputMaxBytes?: number | undefined;
+  readonly retainedOutputMaxChunks?: number | undefined;
+  readonly eventHistoryMaxEvents?: number | undefined;
+  readonly eventHistoryMaxBytes?: number | undefined;
+  readonly writeIdsPerProcess?: number | undefined;
+  readonly exitGraceMs?: number | undefined;
+  readonly drainTimeoutMs?: number | undefined;
+  readonly shutdownDrainTimeoutMs?: number | undefined;
+  readonly logger?: Logger | undefined;
+}
+
+/** LocalProcessTableOptions with every default applied. */
+export interface TableConfig {
+  readonly spawner: Spawner;
+  readonly isSandboxDenied: SandboxDenialCheck;
+  readonly shellSnapshots: ShellSnapshotPreparer | null | undefined;
+  readonly executorEnv: BaseEnv;
+  readonly exitedRetentionMs: number;
+  readonly retention: RetentionLimits;
+  readonly history: EventLogLimits;
+  readonly writeIdsPerProcess: number;
+  readonly exitGraceMs: number;
+  readonly drainTimeoutMs: number;
+  readonly shutdownDrainTimeoutMs: number;
+  readonly logger: Logger;
+}
+
+/** Applies the defaults (the original's values, spec §3.1) to `options`. */
+export function resolveTableOptions(options: LocalProcessTableOptions): TableConfig {
+  return {
+    spawner: options.spawner ?? defaultSpawner,
+    isSandboxDenied: options.isSandboxDenied ?? defaultSandboxDenied,
+    shellSnapshots: options.shellSnapshots,
+    executorEnv: options.executorEnv ?? process.env,
+    exitedRetentionMs: options.exitedRetentionMs ?? limits.EXITED_PROCESS_RETENTION_MS,
+    retention: {
+      maxBytes: options.retainedOutputMaxBytes ?? limits.RETAINED_OUTPUT_MAX_BYTES,
+      maxChunks: options.retainedOutputMaxChunks ?? limits.RETAINED_OUTPUT_MAX_CHUNKS,
+    },
+    history: {
+      maxEvents: options.eventHistoryMaxEvents ?? limits.EVENT_HISTORY_MAX_EVENTS,
+      maxBytes: options.eventHistoryMaxBytes ?? limits.EVENT_HISTORY_MAX_BYTES,
+    },
+    writeIdsPerProcess: options.writeIdsPerProcess ?? limits.RETAINED_WRITE_IDS_PER_PROCESS,
+    exitGraceMs: options.exitGraceMs ?? limits.EXIT_OUTPUT_GRACE_MS,
+    drainTimeoutMs: options.drainTimeoutMs ?? limits.STREAM_DRAIN_TIMEOUT_MS,
+    shutdownDrainTimeoutMs: options.shutdownDrainTimeoutMs ?? limits.SHUTDOWN_DRAIN_TIMEOUT_MS,
+    logger: options.logger ?? NOOP_LOGGER,
+  };
+}
