@@ -18,7 +18,8 @@ export interface DescribeDenialOptions {
 }
 
 /** An errno text a refusal ends with (coreutils/shells), or the Node/Python spelling of one. */
-const REASON = /(permission denied|read-only file system|operation not permitted|\b(?:EACCES|EROFS|EPERM)\b)/i;
+const REASON =
+  /(permission denied|read-only file system|operation not permitted|\b(?:EACCES|EROFS|EPERM)\b)/i;
 
 /** The quoted string or last token right before `: <reason>`. */
 const TARGET_BEFORE_REASON =
@@ -34,14 +35,27 @@ const WRITE_HINT =
   /read-only file system|\bEROFS\b|cannot (?:touch|create|remove|move|overwrite|write|link)|can't create|failed to create|changing (?:permissions|ownership)|could not (?:lock|write|create)|unable to (?:write|create|remove)|for writing/i;
 const READ_HINT =
   /cannot (?:open .*for reading|read|access|stat|open directory)|(?:could not|unable to|failed to) read|^(?:cat|head|tail|less|grep|wc|ls): /i;
-const NODE_WRITE_CALLS = new Set(['mkdir', 'rmdir', 'unlink', 'rename', 'write', 'symlink', 'link', 'chmod', 'chown', 'utime', 'copyfile']);
+const NODE_WRITE_CALLS = new Set([
+  'mkdir',
+  'rmdir',
+  'unlink',
+  'rename',
+  'write',
+  'symlink',
+  'link',
+  'chmod',
+  'chown',
+  'utime',
+  'copyfile',
+]);
 const NODE_READ_CALLS = new Set(['scandir', 'read', 'opendir', 'stat', 'lstat', 'readlink', 'access']);
 
 /** Failures that mean "no network" when the sandbox turned it off. */
 const NETWORK_FAILURE =
   /couldn't connect to server|failed to connect to|could not resolve host|temporary failure in name resolution|name or service not known|network is unreachable|connection refused|no route to host|\b(?:ECONNREFUSED|ENETUNREACH|ENOTFOUND|EAI_AGAIN)\b|\/dev\/(?:tcp|udp)\//i;
 /** A socket call refused outright: `bash: socket: Operation not permitted`. */
-const SOCKET_CALL = /\b(?:socket|connect|bind|listen|getaddrinfo)\b[^\n]*(?:operation not permitted|permission denied)/i;
+const SOCKET_CALL =
+  /\b(?:socket|connect|bind|listen|getaddrinfo)\b[^\n]*(?:operation not permitted|permission denied)/i;
 
 function networkTarget(line: string): string | undefined {
   const devTcp = /\/dev\/(?:tcp|udp)\/([^/\s:]+)\/(\d+)/.exec(line);
@@ -54,7 +68,7 @@ function networkTarget(line: string): string | undefined {
   return host?.[1];
 }
 
-function pathTarget(line: string): { target?: string; call?: string } {
+function pathTarget(line: string): { target?: string | undefined; call?: string | undefined } {
   const node = NODE_ERROR.exec(line);
   if (node) return { call: node[1], target: node[2] };
   const python = PYTHON_TARGET.exec(line);
@@ -88,7 +102,8 @@ function describeText(text: string, networkDisabled: boolean): Omit<SandboxDenia
     const found = describeLine(line, networkDisabled);
     if (found === undefined) continue;
     if (found.kind !== undefined && found.target !== undefined) return found;
-    if (fallback === undefined || (fallback.kind === undefined && fallback.target === undefined)) fallback = found;
+    if (fallback === undefined || (fallback.kind === undefined && fallback.target === undefined))
+      fallback = found;
   }
   return fallback;
 }
@@ -107,8 +122,10 @@ export function describeSandboxDenial(
 ): SandboxDenial {
   const networkDisabled = options.networkDisabled === true;
   const text = [output.stderr, output.stdout, output.aggregated].join('\n');
-  const details = sandboxType === 'none' || output.exitCode === 0 ? undefined : describeText(text, networkDisabled);
+  const details =
+    sandboxType === 'none' || output.exitCode === 0 ? undefined : describeText(text, networkDisabled);
   let denied = isLikelySandboxDenied(sandboxType, output);
-  if (!denied && details?.kind === 'network' && !QUICK_REJECT_EXIT_CODES.includes(output.exitCode)) denied = true;
+  if (!denied && details?.kind === 'network' && !QUICK_REJECT_EXIT_CODES.includes(output.exitCode))
+    denied = true;
   return denied ? { denied, ...details } : { denied };
 }

@@ -18,7 +18,8 @@ describe('isLikelySandboxDenied (as the original)', () => {
     expect(isLikelySandboxDenied('linuxSeccomp', out(1, 'touch: x: Operation not permitted'))).toBe(true);
   });
   test('sandbox_detection_respects_quick_reject_exit_codes', () => {
-    for (const code of [2, 126, 127]) expect(isLikelySandboxDenied('linuxSeccomp', out(code, 'not found'))).toBe(false);
+    for (const code of [2, 126, 127])
+      expect(isLikelySandboxDenied('linuxSeccomp', out(code, 'not found'))).toBe(false);
   });
   test('keywords are checked before the quick-reject codes', () => {
     expect(isLikelySandboxDenied('linuxSeccomp', out(126, 'bash: ./x: Permission denied'))).toBe(true);
@@ -49,7 +50,11 @@ describe('isLikelySandboxDenied (as the original)', () => {
 // Texts captured from real commands under bubblewrap on Linux.
 describe('describeSandboxDenial', () => {
   const write = (stderr: string, target: string) =>
-    expect(describeSandboxDenial('linuxSeccomp', out(1, stderr))).toEqual({ denied: true, kind: 'write', target });
+    expect(describeSandboxDenial('linuxSeccomp', out(1, stderr))).toEqual({
+      denied: true,
+      kind: 'write',
+      target,
+    });
 
   test('writes: shells, coreutils, git, Python, Node', () => {
     write('/bin/bash: line 1: /etc/x: Read-only file system', '/etc/x');
@@ -74,7 +79,9 @@ describe('describeSandboxDenial', () => {
       kind: 'read',
       target: '/root/secret',
     });
-    expect(describeSandboxDenial('linuxSeccomp', out(1, "Error: EACCES: permission denied, scandir '/x'"))).toEqual({
+    expect(
+      describeSandboxDenial('linuxSeccomp', out(1, "Error: EACCES: permission denied, scandir '/x'")),
+    ).toEqual({
       denied: true,
       kind: 'read',
       target: '/x',
@@ -82,7 +89,9 @@ describe('describeSandboxDenial', () => {
   });
 
   test('a refusal that names no path or kind still says denied', () => {
-    expect(describeSandboxDenial('linuxSeccomp', out(1, "PermissionError: [Errno 13] Permission denied: '/x'"))).toEqual({
+    expect(
+      describeSandboxDenial('linuxSeccomp', out(1, "PermissionError: [Errno 13] Permission denied: '/x'")),
+    ).toEqual({
       denied: true,
       target: '/x',
     });
@@ -92,12 +101,18 @@ describe('describeSandboxDenial', () => {
   test('network failures under a network-off sandbox', () => {
     const net = (stderr: string, exitCode = 1) =>
       describeSandboxDenial('linuxSeccomp', out(exitCode, stderr), { networkDisabled: true });
-    expect(net('/bin/bash: socket: Operation not permitted\n/bin/bash: line 1: /dev/tcp/127.0.0.1/80: Operation not permitted')).toEqual({
+    expect(
+      net(
+        '/bin/bash: socket: Operation not permitted\n/bin/bash: line 1: /dev/tcp/127.0.0.1/80: Operation not permitted',
+      ),
+    ).toEqual({
       denied: true,
       kind: 'network',
       target: '127.0.0.1:80',
     });
-    expect(net("curl: (7) Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server", 7)).toEqual({
+    expect(
+      net("curl: (7) Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server", 7),
+    ).toEqual({
       denied: true,
       kind: 'network',
       target: '127.0.0.1:9',
@@ -107,7 +122,10 @@ describe('describeSandboxDenial', () => {
       kind: 'network',
       target: 'example.com',
     });
-    expect(net('ConnectionRefusedError: [Errno 111] Connection refused')).toEqual({ denied: true, kind: 'network' });
+    expect(net('ConnectionRefusedError: [Errno 111] Connection refused')).toEqual({
+      denied: true,
+      kind: 'network',
+    });
     expect(net('Error: connect ECONNREFUSED 127.0.0.1:8080')).toEqual({
       denied: true,
       kind: 'network',
@@ -120,7 +138,9 @@ describe('describeSandboxDenial', () => {
     const refused = out(7, "curl: (7) Failed to connect to 127.0.0.1 port 9: Couldn't connect to server");
     expect(describeSandboxDenial('linuxSeccomp', refused)).toEqual({ denied: false });
     expect(describeSandboxDenial('none', refused, { networkDisabled: true })).toEqual({ denied: false });
-    expect(describeSandboxDenial('linuxSeccomp', { ...refused, exitCode: 0 }, { networkDisabled: true })).toEqual({
+    expect(
+      describeSandboxDenial('linuxSeccomp', { ...refused, exitCode: 0 }, { networkDisabled: true }),
+    ).toEqual({
       denied: false,
     });
   });

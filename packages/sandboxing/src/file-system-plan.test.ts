@@ -13,7 +13,11 @@ afterEach(() => rmSync(base, { recursive: true, force: true }));
 
 function workspacePlan(cwd: string, extra: string[] = []) {
   const policy = resolveSandboxPolicy(
-    { profile: 'workspace-write', writableRoots: extra.map((path) => `file://${path}`), excludeSlashTmp: true },
+    {
+      profile: 'workspace-write',
+      writableRoots: extra.map((path) => `file://${path}`),
+      excludeSlashTmp: true,
+    },
     cwd,
     { env: {} },
   );
@@ -70,7 +74,10 @@ test('a relative gitdir pointer is resolved against the .git file', () => {
   mkdirSync(join(base, 'modules', 'sub'), { recursive: true });
   mkdirSync(ws);
   writeFileSync(join(ws, '.git'), 'gitdir: ../modules/sub\n');
-  expect(workspacePlan(ws).writableRoots[0]!.readOnly[1]).toEqual({ path: join(base, 'modules', 'sub'), type: 'dir' });
+  expect(workspacePlan(ws).writableRoots[0]!.readOnly[1]).toEqual({
+    path: join(base, 'modules', 'sub'),
+    type: 'dir',
+  });
 });
 
 test('symlinked roots and cwd are canonical; a dangling protected symlink is not masked', () => {
@@ -80,7 +87,9 @@ test('symlinked roots and cwd are canonical; a dangling protected symlink is not
   symlinkSync(join(base, 'nowhere'), join(real, '.codex'));
   const plan = workspacePlan(join(base, 'link'));
   expect(plan.cwd).toBe(real);
-  expect(plan.writableRoots).toEqual([{ root: real, readOnly: [{ path: join(real, '.agents'), type: 'missing' }] }]);
+  expect(plan.writableRoots).toEqual([
+    { root: real, readOnly: [{ path: join(real, '.agents'), type: 'missing' }] },
+  ]);
 });
 
 test('full access and read-only plans', () => {

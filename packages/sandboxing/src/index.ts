@@ -9,6 +9,7 @@ export {
   SANDBOX_DENIAL_KEYWORDS,
   SIGSYS_EXIT_CODE,
 } from './denial.ts';
+export { type DescribeDenialOptions, describeSandboxDenial, type SandboxDenial } from './denial-details.ts';
 export {
   type FileSystemPlan,
   MASKED_WHEN_MISSING,
@@ -58,5 +59,4 @@ export {
   sandboxFromContext,
 } from './prepare.ts';
 export { platformSandbox, policyNeedsSandbox, type SelectSandboxOptions, selectSandbox } from './select.ts';
-export { type DescribeDenialOptions, describeSandboxDenial, type SandboxDenial } from "./denial-details.ts";
 export { type SpawnRequest, type SpawnResult, spawnProcess } from './spawn.ts';

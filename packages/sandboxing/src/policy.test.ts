@@ -8,7 +8,9 @@ const NO_TMPDIR = { env: {} };
 
 describe('resolveSandboxPolicy', () => {
   test('workspace-write: cwd, /tmp and $TMPDIR are writable; the network is off', () => {
-    const policy = resolveSandboxPolicy({ profile: 'workspace-write' }, CWD, { env: { TMPDIR: '/var/tmp/me' } });
+    const policy = resolveSandboxPolicy({ profile: 'workspace-write' }, CWD, {
+      env: { TMPDIR: '/var/tmp/me' },
+    });
     expect(policy).toEqual({
       profile: 'workspace-write',
       cwd: CWD,
@@ -71,7 +73,10 @@ describe('resolveSandboxPolicy', () => {
   });
 
   test('`network` wins over `networkAccess`; proxied counts as disabled', () => {
-    const policy = resolveSandboxPolicy({ profile: 'workspace-write', networkAccess: true, network: 'proxied' }, CWD);
+    const policy = resolveSandboxPolicy(
+      { profile: 'workspace-write', networkAccess: true, network: 'proxied' },
+      CWD,
+    );
     expect(policy.network).toBe('proxied');
     expect(isNetworkDisabled(policy)).toBe(true);
   });
@@ -86,11 +91,13 @@ describe('resolveSandboxPolicy', () => {
       return 'no error';
     };
     expect(code(() => resolveSandboxPolicy({ profile: 'read-only' }, 'relative'))).toBe('invalidParams');
-    expect(code(() => resolveSandboxPolicy({ profile: 'workspace-write', writableRoots: ['/native'] }, CWD))).toBe(
-      'invalidParams',
-    );
     expect(
-      code(() => resolveSandboxPolicy({ profile: 'workspace-write', workspaceRoots: ['file://host/x'] }, CWD)),
+      code(() => resolveSandboxPolicy({ profile: 'workspace-write', writableRoots: ['/native'] }, CWD)),
+    ).toBe('invalidParams');
+    expect(
+      code(() =>
+        resolveSandboxPolicy({ profile: 'workspace-write', workspaceRoots: ['file://host/x'] }, CWD),
+      ),
     ).toBe('invalidParams');
   });
 });

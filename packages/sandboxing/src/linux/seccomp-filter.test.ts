@@ -19,7 +19,9 @@ function seccompData(call: Call, arch: SeccompArch): DataView {
   const view = new DataView(new ArrayBuffer(64));
   view.setInt32(0, call.nr, true);
   view.setUint32(4, call.arch ?? ARCH[arch], true);
-  (call.args ?? []).forEach((arg, i) => view.setBigUint64(16 + 8 * i, arg, true));
+  (call.args ?? []).forEach((arg, i) => {
+    view.setBigUint64(16 + 8 * i, arg, true);
+  });
   return view;
 }
 
@@ -44,8 +46,36 @@ function run(program: Uint8Array, call: Call, arch: SeccompArch): number {
 }
 
 const NR = {
-  x86_64: { read: 0, ptrace: 101, keyctl: 250, io_uring_setup: 425, socket: 41, socketpair: 53, connect: 42, bind: 49, sendto: 44, shutdown: 48, unshare: 272, clone: 56, clone3: 435 },
-  aarch64: { read: 63, ptrace: 117, keyctl: 219, io_uring_setup: 425, socket: 198, socketpair: 199, connect: 203, bind: 200, sendto: 206, shutdown: 210, unshare: 97, clone: 220, clone3: 435 },
+  x86_64: {
+    read: 0,
+    ptrace: 101,
+    keyctl: 250,
+    io_uring_setup: 425,
+    socket: 41,
+    socketpair: 53,
+    connect: 42,
+    bind: 49,
+    sendto: 44,
+    shutdown: 48,
+    unshare: 272,
+    clone: 56,
+    clone3: 435,
+  },
+  aarch64: {
+    read: 63,
+    ptrace: 117,
+    keyctl: 219,
+    io_uring_setup: 425,
+    socket: 198,
+    socketpair: 199,
+    connect: 203,
+    bind: 200,
+    sendto: 206,
+    shutdown: 210,
+    unshare: 97,
+    clone: 220,
+    clone3: 435,
+  },
 } as const;
 
 describe.each(['x86_64', 'aarch64'] as const)('seccomp filter (%s)', (arch) => {

@@ -23,7 +23,9 @@ test('base policy: deny by default, read everywhere, /dev/null writable, no netw
   expect(text).toContain('(allow process-exec)');
   expect(text).toContain('(allow process-fork)');
   expect(text).toContain('(allow signal (target same-sandbox))');
-  expect(text).toContain('(allow file-write-data (require-all (path "/dev/null") (vnode-type CHARACTER-DEVICE)))');
+  expect(text).toContain(
+    '(allow file-write-data (require-all (path "/dev/null") (vnode-type CHARACTER-DEVICE)))',
+  );
   expect(text).toContain('(allow file-read*)');
   expect(text).not.toContain('network-outbound');
   expect(text).not.toContain('/Users/me'); // paths travel as parameters only

@@ -1,0 +1,291 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ExecError } from '@execd/protocol';
+import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describeSandboxDenial, isLikelySandboxDenied, spawnProcess } from '../src/index.ts';
+import {
+  childEnv,
+  expectNoChildren,
+  requireBwrap,
+  runSandboxed,
+  sleepMarker,
+  sleepPids,
+  startSandboxed,
+  tempDir,
+  waitFor,
+} from './helpers/index.ts';
+
+beforeAll(() => {
+  requireBwrap();
+});
+afterEach(expectNoChildren);
+
+const unique = () => `execd-${process.pid}-${Math.random().toString(36).slice(2)}`;
+
+describe('workspace-write under bubblewrap', () => {
+  test('the cwd and /tmp are writable', async () => {
+    using ws = tempDir();
+    const inTmp = join(tmpdir(), unique());
+    try {
+      const result = await runSandboxed(`echo a > f && echo b > ${inTmp} && cat f ${inTmp}`, {
+        cwd: ws.path,
+      });
+      expect(result).toMatchObject({ exitCode: 0, stdout: 'a\nb\n', sandboxType: 'linuxSeccomp' });
+      expect(readFileSync(join(ws.path, 'f'), 'utf8')).toBe('a\n');
+    } finally {
+      rmSync(inTmp, { force: true });
+    }
+  });
+
+  test.each([
+    ['/etc', () => '/etc'],
+    ['$HOME', () => homedir()],
+    ['/var/tmp (not a root)', () => '/var/tmp'],
+  ])('writing %s fails and is detected as a denial', async (_name, dir) => {
+    using ws = tempDir();
+    const target = join(dir(), unique());
+    try {
+      const result = await runSandboxed(`touch '${target}'`, { cwd: ws.path });
+      expect(result.exitCode).not.toBe(0);
+      expect(existsSync(target)).toBe(false);
+      expect(isLikelySandboxDenied(result.sandboxType, result)).toBe(true);
+      expect(describeSandboxDenial(result.sandboxType, result)).toEqual({
+        denied: true,
+        kind: 'write',
+        target,
+      });
+    } finally {
+      rmSync(target, { force: true });
+    }
+  });
+
+  test('with excludeSlashTmp, /tmp outside the workspace is read-only', async () => {
+    using ws = tempDir();
+    using sibling = tempDir();
+    const result = await runSandboxed(`echo x > ${sibling.path}/f`, {
+      cwd: ws.path,
+      context: { profile: 'workspace-write', excludeSlashTmp: true },
+    });
+    expect(result.exitCode).toBe(1);
+    expect(existsSync(join(sibling.path, 'f'))).toBe(false);
+    expect(describeSandboxDenial(result.sandboxType, result)).toMatchObject({ denied: true, kind: 'write' });
+  });
+
+  test('read-only: the cwd is not writable either', async () => {
+    using ws = tempDir();
+    const result = await runSandboxed('echo x > f', { cwd: ws.path, context: { profile: 'read-only' } });
+    expect(result.exitCode).toBe(1);
+    expect(existsSync(join(ws.path, 'f'))).toBe(false);
+  });
+
+  test('writing .git/config and creating .codex in the workspace fail', async () => {
+    using ws = tempDir();
+    mkdirSync(join(ws.path, '.git'));
+    writeFileSync(join(ws.path, '.git', 'config'), '[core]\n');
+    const git = await runSandboxed('echo "[core] fsmonitor = evil" >> .git/config', { cwd: ws.path });
+    expect(git.exitCode).toBe(1);
+    expect(describeSandboxDenial(git.sandboxType, git)).toEqual({
+      denied: true,
+      kind: 'write',
+      target: '.git/config',
+    });
+    expect(readFileSync(join(ws.path, '.git', 'config'), 'utf8')).toBe('[core]\n');
+
+    const codex = await runSandboxed('mkdir -p .codex/skills || echo x > .codex/config.toml', {
+      cwd: ws.path,
+    });
+    expect(codex.exitCode).not.toBe(0);
+    expect(isLikelySandboxDenied(codex.sandboxType, codex)).toBe(true);
+    expect(existsSync(join(ws.path, '.codex', 'config.toml'))).toBe(false);
+    expect(existsSync(join(ws.path, '.codex', 'skills'))).toBe(false);
+  });
+
+  test('the network hint is set only when the network is off', async () => {
+    using ws = tempDir();
+    const off = await runSandboxed('echo "[$CODEX_SANDBOX_NETWORK_DISABLED]"', { cwd: ws.path });
+    expect(off.stdout).toBe('[1]\n');
+    const on = await runSandboxed('echo "[$CODEX_SANDBOX_NETWORK_DISABLED]"', {
+      cwd: ws.path,
+      context: { profile: 'workspace-write', network: 'full' },
+    });
+    expect(on.stdout).toBe('[]\n');
+  });
+
+  test('bash, coreutils, git, python (asyncio) and node (child stdin pipes) still work with the network off', async () => {
+    using ws = tempDir();
+    const script = [
+      'set -e',
+      'printf "b\\na\\n" | sort | head -1',
+      'git init -q repo && git -C repo status --short && echo git-ok',
+      'python3 -c "import asyncio, socket; asyncio.run(asyncio.sleep(0)); a, b = socket.socketpair(); a.send(b\'y\'); print(b.recv(1).decode())"',
+      `node -e "const c = require('child_process').spawn('cat'); c.stdout.on('data', (d) => process.stdout.write(d)); c.stdin.end('node-ok\\n')"`,
+    ].join('\n');
+    const result = await runSandboxed(script, { cwd: ws.path });
+    expect(result.stderr).toBe('');
+    expect(result).toMatchObject({ exitCode: 0, stdout: 'a\ngit-ok\ny\nnode-ok\n' });
+  });
+});
+
+describe('network', () => {
+  async function listen(): Promise<
+    { server: Server; port: number; connections: () => number } & AsyncDisposable
+  > {
+    let count = 0;
+    const server = createServer((socket) => {
+      count++;
+      socket.end('hello\n');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('no TCP address');
+    return {
+      server,
+      port: address.port,
+      connections: () => count,
+      [Symbol.asyncDispose]: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
+  }
+
+  const connect = (port: number) =>
+    `python3 -c "import socket; s = socket.create_connection(('127.0.0.1', ${port}), timeout=10); print(s.recv(6).decode(), end='')"`;
+
+  test('a TCP connection to 127.0.0.1 fails with the network off and is a network denial', async () => {
+    await using tcp = await listen();
+    using ws = tempDir();
+    const result = await runSandboxed(`exec 3<>/dev/tcp/127.0.0.1/${tcp.port}`, { cwd: ws.path });
+    expect(result.exitCode).toBe(1);
+    expect(describeSandboxDenial(result.sandboxType, result, { networkDisabled: true })).toEqual({
+      denied: true,
+      kind: 'network',
+      target: `127.0.0.1:${tcp.port}`,
+    });
+    const python = await runSandboxed(connect(tcp.port), { cwd: ws.path });
+    expect(python.exitCode).toBe(1);
+    expect(tcp.connections()).toBe(0);
+  });
+
+  test('the same connection works with the network on', async () => {
+    await using tcp = await listen();
+    using ws = tempDir();
+    const result = await runSandboxed(connect(tcp.port), {
+      cwd: ws.path,
+      context: { profile: 'workspace-write', networkAccess: true },
+    });
+    expect(result).toMatchObject({ exitCode: 0, stdout: 'hello\n' });
+    expect(tcp.connections()).toBe(1);
+  });
+});
+
+describe('PTY', () => {
+  test('an interactive bash in a PTY under bubblewrap has job control', async () => {
+    using ws = tempDir();
+    const { process: shell, sandboxType } = await startSandboxed(
+      ['/bin/bash', '--norc', '--noprofile', '-i'],
+      {
+        cwd: ws.path,
+        tty: true,
+        env: childEnv({ PS1: '$ ', TERM: 'dumb' }),
+      },
+    );
+    await using _ = shell;
+    expect(sandboxType).toBe('linuxSeccomp');
+    let screen = '';
+    const decoder = new TextDecoder();
+    const reading = (async () => {
+      for await (const chunk of shell.output()) screen += decoder.decode(chunk.bytes, { stream: true });
+    })();
+    const marker = sleepMarker();
+    await shell.write(`set -o | grep monitor; sleep ${marker} &\n`);
+    await waitFor(() => /monitor\s+on/.test(screen) && /\[1\] \d+/.test(screen), 'monitor mode and a job');
+    await shell.write('jobs\n');
+    await waitFor(
+      () => new RegExp(`\\[1\\]\\+\\s+Running\\s+sleep ${marker.replace('.', '\\.')}`).test(screen),
+      'jobs',
+    );
+    await shell.write('fg\n');
+    await waitFor(() => screen.includes(`sleep ${marker}\r\n`), 'fg to echo the job');
+    await shell.write('\x1a');
+    await waitFor(() => /\[1\]\+\s+Stopped/.test(screen), 'Ctrl-Z to stop the job');
+    await shell.terminate({ graceMs: 2000 });
+    await reading;
+    await waitFor(() => sleepPids(marker).length === 0, 'the stopped job to be gone');
+  });
+});
+
+describe('lifetime', () => {
+  test.each([false, true])('terminate reaps a sandboxed tree (tty: %s)', async (tty) => {
+    using ws = tempDir();
+    const marker = sleepMarker();
+    const script = `sleep ${marker} & setsid sleep ${marker} & nohup sleep ${marker} >/dev/null 2>&1 & echo started; wait`;
+    const { process: child } = await startSandboxed(['/bin/bash', '-c', script], { cwd: ws.path, tty });
+    await using _ = child;
+    await waitFor(() => sleepPids(marker).length === 3, 'three sleeps');
+    await child.terminate({ graceMs: 2000 });
+    await waitFor(() => sleepPids(marker).length === 0, 'every sleep to be gone');
+  });
+
+  test('a setsid/nohup background process does not outlive its command', async () => {
+    using ws = tempDir();
+    const marker = sleepMarker();
+    const script = `setsid sleep ${marker} & nohup sleep ${marker} >/dev/null 2>&1 & disown -a; read -r line; echo "$line"`;
+    const { process: child } = await startSandboxed(['/bin/bash', '-c', script], {
+      cwd: ws.path,
+      stdinOpen: true,
+    });
+    await using _ = child;
+    await waitFor(() => sleepPids(marker).length === 2, 'both background sleeps to run');
+    await child.write('bye\n');
+    expect((await child.closed).exitCode).toBe(0);
+    await waitFor(() => sleepPids(marker).length === 0, 'the background sleeps to die with the command');
+  });
+});
+
+describe('bubblewrap discovery', () => {
+  test('without bwrap the spawn fails with a clear unsupported error', async () => {
+    using ws = tempDir();
+    const error = await startSandboxed(['/bin/true'], {
+      cwd: ws.path,
+      bwrapSearchPath: join(ws.path, 'nothing'),
+    }).catch((caught: unknown) => caught);
+    expect(ExecError.is(error) && error.code).toBe('unsupported');
+    expect((error as Error).message).toMatch(/bubblewrap/);
+  });
+
+  test('a fake bwrap inside the workspace is ignored', async () => {
+    using ws = tempDir();
+    const fake = join(ws.path, 'bin', 'bwrap');
+    mkdirSync(join(ws.path, 'bin'));
+    writeFileSync(fake, `#!/bin/sh\ntouch ${ws.path}/fake-ran\nexit 0\n`);
+    chmodSync(fake, 0o755);
+    const result = await runSandboxed('echo inside', {
+      cwd: ws.path,
+      bwrapSearchPath: `${join(ws.path, 'bin')}:${process.env.PATH}`,
+    });
+    expect(result).toMatchObject({ exitCode: 0, stdout: 'inside\n', sandboxType: 'linuxSeccomp' });
+    expect(existsSync(join(ws.path, 'fake-ran'))).toBe(false);
+  });
+
+  test('a missing program is spawnFailed, as unsandboxed', async () => {
+    using ws = tempDir();
+    const error = await startSandboxed(['no-such-program-execd'], { cwd: ws.path }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(ExecError.is(error) && error.code).toBe('spawnFailed');
+  });
+
+  test('an unsandboxed spawn goes straight to pty-utils', async () => {
+    using ws = tempDir();
+    const { process: child, sandboxType } = await spawnProcess({
+      command: ['/bin/sh', '-c', 'echo plain'],
+      cwd: ws.path,
+      env: childEnv(),
+      tty: false,
+      stdinOpen: false,
+    });
+    await using _ = child;
+    expect(sandboxType).toBe('none');
+    expect((await child.closed).exitCode).toBe(0);
+  });
+});
