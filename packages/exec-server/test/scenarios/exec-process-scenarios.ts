@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ExecError, OutputGapError, utf8 } from '@execd/protocol';
+import { ExecError, OutputGapError, pathToFileUri, utf8 } from '@execd/protocol';
 import { isProcessAlive } from '@execd/pty-utils';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ExecBackend } from '../../src/types.ts';
@@ -261,6 +261,25 @@ export function defineExecProcessScenarios(label: string, makeBackend: () => Pro
         'invalidParams',
         'shell snapshot scope must be non-empty and at most 256 bytes',
       ]);
+    });
+
+    test.skipIf(process.platform !== 'linux')('sandboxed_process_reports_denied_write (bwrap)', async () => {
+      await using backend = await makeBackend();
+      const target = join(scratch, 'denied-write');
+      const proc = await backend.start(
+        execParams('proc-1', ['sh', '-c', 'printf x > "$1"', 'sh', target], {
+          cwd: pathToFileUri(scratch),
+          sandbox: { profile: 'read-only' },
+        }),
+      );
+      expect(proc.sandboxType).toBe('linuxSeccomp');
+      const { stderr, last } = await readUntil(proc);
+      expect(stderr.toLowerCase()).toContain('read-only file system');
+      expect(last).toMatchObject({ exited: true, closed: true, sandboxDenied: true });
+      expect(last.exitCode).not.toBe(0);
+      const exited = (await collectEvents(proc)).find((event) => event.type === 'exited');
+      expect(exited).toMatchObject({ sandboxDenied: true });
+      expect(existsSync(target)).toBe(false);
     });
 
     test('execd: process/resize reaches a tty child', async () => {
