@@ -171,6 +171,8 @@ describe('spawnPipe', () => {
     proc.kill();
     proc.resize(100, 40);
     expect(await proc.closed).toEqual({ exitCode: 130, signal: 'SIGINT' });
+    await transcript.done;
+    expect(transcript.text).toBe('ready\n');
   });
 
   test('releases every handle at closed, without close()', async () => {

@@ -149,6 +149,8 @@ describe('spawnPty', () => {
     expect(await proc.exited).toEqual({ exitCode: 130, signal: 'SIGINT' });
     proc.interrupt();
     expect(await proc.closed).toEqual({ exitCode: 130, signal: 'SIGINT' });
+    await transcript.done;
+    expect(transcript.text).toBe('ready\r\n');
   });
 
   test('closeStdin is a no-op; writes after close reject with stdinClosed', async () => {

@@ -82,7 +82,10 @@ export class PtyStdin implements StdinPort {
     this.#retry = undefined;
     for (let head = this.#queue[0]; head !== undefined; head = this.#queue[0]) {
       // The fd number stops being ours the moment the master is destroyed.
-      if (this.#master.destroyed) return this.#failAll(undefined);
+      if (this.#master.destroyed) {
+        this.#failAll(undefined);
+        return;
+      }
       try {
         while (head.bytes.length > 0) head.bytes = head.bytes.subarray(writeSync(this.#fd, head.bytes));
       } catch (error) {
@@ -90,7 +93,8 @@ export class PtyStdin implements StdinPort {
           this.#retry = setTimeout(() => this.#flush(), PTY_WRITE_RETRY_MS);
           return;
         }
-        return this.#failAll(error);
+        this.#failAll(error);
+        return;
       }
       this.#queue.shift();
       head.resolve();
