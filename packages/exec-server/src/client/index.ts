@@ -1,1 +1,27 @@
-export {};
+// @execd/exec-server/client: the exec-server client (remote processes, ordered events, session
+// recovery) and the remote ExecBackend.
+
+export { type BackoffOptions, reconnectDelayMs } from './backoff.ts';
+export type { ExecServerClientOptions } from './client-options.ts';
+export { type ClientState, ExecServerClient } from './exec-server-client.ts';
+export {
+  CLIENT_EVENT_LOG_MAX_BYTES,
+  CLIENT_EVENT_LOG_MAX_EVENTS,
+  CLIENT_KEEPALIVE_INTERVAL_MS,
+  CONNECT_TIMEOUT_MS,
+  ENVIRONMENT_INFO_TIMEOUT_MS,
+  ENVIRONMENT_STATUS_TIMEOUT_MS,
+  GAP_FILL_DELAY_MS,
+  INITIALIZE_TIMEOUT_MS,
+  MAX_IN_FLIGHT_CALLS,
+  MAX_PENDING_PROCESS_EVENT_BYTES,
+  MAX_PENDING_PROCESS_EVENTS,
+  RECOVERY_INITIAL_DELAY_MS,
+  RECOVERY_MAX_DELAY_MS,
+  RESERVED_CLEANUP_CALLS,
+  SESSION_RECOVERY_TIMEOUT_MS,
+} from './limits.ts';
+export { type MergePlan, type MergeState, planReadMerge } from './read-merge.ts';
+export { RemoteBackend, type RemoteBackendOptions } from './remote-backend.ts';
+export { type CallOptions, RemoteProcess } from './remote-process.ts';
+export { UpgradeRefusedError } from './rpc-connection.ts';

@@ -1,0 +1,454 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type ClientRequestMethod,
+  decodeResult,
+  type EnvironmentInfo,
+  type EnvironmentStatus,
+  ExecError,
+  type ExecParams,
+  type InitializeResponse,
+  type ProcessListResponse,
+  RpcError,
+  TransportClosedError,
+} from '@execd/protocol';
+import { Emitter } from '../internal/emitter.ts';
+import type { Logger } from '../internal/logger.ts';
+import { reconnectDelayMs } from './backoff.ts';
+import { type ExecServerClientOptions, type ResolvedClientOptions, resolveClientOptions } from './client-options.ts';
+import { notificationEvent } from './notification-event.ts';
+import { ProcessSession } from './process-session.ts';
+import { type CallOptions, type ProcessLink, RemoteProcess } from './remote-process.ts';
+import { RpcConnection, UpgradeRefusedError } from './rpc-connection.ts';
+
+/**
+ * Where a client is:
+ * ```
+ *  ready --transport lost--> recovering --resumed--> ready
+ *    |                            \--deadline or fatal error--> failed
+ *    \--close()--> closed  (from any state)
+ * ```
+ */
+export type ClientState = 'ready' | 'recovering' | 'failed' | 'closed';
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function isTransportLoss(error: unknown): boolean {
+  return ExecError.is(error) && (error.code === 'transportClosed' || error.code === 'connectTimeout');
+}
+
+/** Errors after which another reconnect attempt may succeed. */
+function isRetryable(error: unknown): boolean {
+  // A refused token or origin will not be accepted on the next attempt either.
+  if (error instanceof UpgradeRefusedError) return error.status !== 401 && error.status !== 403;
+  if (isTransportLoss(error)) return true;
+  // The server may not have noticed yet that the old connection is gone.
+  if (RpcError.is(error)) return error.code === 'sessionAlreadyAttached';
+  return ExecError.is(error) && error.code === 'aborted';
+}
+
+/**
+ * The exec-server client (the original's `ExecServerClient`): one WebSocket connection, a
+ * session, and the processes started through it. Pushed events are ordered per process and
+ * published each exactly once; a lost connection is recovered by resuming the session (spec
+ * §2.3), after which reads and writes continue as if nothing happened, or every process fails
+ * with `"{disconnect}; failed to resume exec-server session: {error}"`.
+ */
+export class ExecServerClient implements AsyncDisposable {
+  readonly #options: ResolvedClientOptions;
+  readonly #logger: Logger;
+  readonly #routes = new Map<string, ProcessSession>();
+  readonly #inflightStarts = new Set<Promise<unknown>>();
+  readonly #orphans = new Set<string>();
+  readonly #fillTimers = new Map<ProcessSession, NodeJS.Timeout>();
+  readonly #filling = new Set<ProcessSession>();
+  readonly #closed = new AbortController();
+  readonly #stateChanges: Emitter<ClientState>;
+  readonly #link: ProcessLink;
+  #conn: RpcConnection | undefined;
+  #sessionId = '';
+  #initialize: InitializeResponse | undefined;
+  #state: ClientState = 'ready';
+  #recovery: Promise<void> = Promise.resolve();
+  #failure: string | undefined;
+  #closing: Promise<void> | undefined;
+
+  private constructor(options: ResolvedClientOptions) {
+    this.#options = options;
+    this.#logger = options.logger;
+    this.#stateChanges = new Emitter(options.logger);
+    this.#link = {
+      call: (method, params, callOptions) => this.#call(method, params, callOptions),
+      closedSignal: this.#closed.signal,
+    };
+  }
+
+  /** Connects, sends `initialize` (resuming `resumeSessionId` when given) and `initialized`. */
+  static async connect(options: ExecServerClientOptions): Promise<ExecServerClient> {
+    const client = new ExecServerClient(resolveClientOptions(options));
+    try {
+      await client.#handshake(client.#options.resumeSessionId, {
+        connectTimeoutMs: client.#options.connectTimeoutMs,
+        initializeTimeoutMs: client.#options.initializeTimeoutMs,
+      });
+    } catch (error) {
+      await client.close();
+      throw error;
+    }
+    return client;
+  }
+
+  /** The session id (a UUID); stable across recoveries. */
+  get sessionId(): string {
+    return this.#sessionId;
+  }
+
+  /** The server's description of itself from `initialize`, when it sent one (execd, Codex >= 0.169). */
+  get initializeEnvironmentInfo(): EnvironmentInfo | undefined {
+    return this.#initialize?.environmentInfo;
+  }
+
+  get state(): ClientState {
+    return this.#state;
+  }
+
+  /** The failure message once recovery failed. */
+  get failure(): string | undefined {
+    return this.#failure;
+  }
+
+  /** Calls `listener` on every state change; dispose the result to stop. */
+  onStateChange(listener: (state: ClientState) => void): Disposable {
+    return this.#stateChanges.event(listener);
+  }
+
+  /**
+   * `process/start`. Notifications that arrive before the answer are kept. A start cut off by a
+   * lost connection is not retried (it rejects with a TransportClosedError); once the session is
+   * resumed the client terminates that process id in case the start reached the server.
+   */
+  async start(params: ExecParams): Promise<RemoteProcess> {
+    const conn = await this.#usableConnection();
+    const processId = params.processId;
+    let session = this.#routes.get(processId);
+    if (session === undefined) {
+      session = new ProcessSession(processId);
+      this.#routes.set(processId, session);
+    }
+    session.pendingStarts += 1;
+    const request = conn.request('process/start', params);
+    this.#inflightStarts.add(request);
+    let raw: unknown;
+    try {
+      raw = await request;
+    } catch (error) {
+      if (isTransportLoss(error)) this.#orphans.add(processId);
+      throw error;
+    } finally {
+      this.#inflightStarts.delete(request);
+      session.pendingStarts -= 1;
+      if (!session.started && session.pendingStarts === 0 && raw === undefined) this.#unroute(session);
+    }
+    session.started = true;
+    const response = decodeResult('process/start', raw);
+    return new RemoteProcess(this.#link, session, response.sandboxType);
+  }
+
+  /** `environment/info` (30 s deadline). */
+  async environmentInfo(): Promise<EnvironmentInfo> {
+    const timeoutMs = this.#options.environmentInfoTimeoutMs;
+    return decodeResult('environment/info', await this.#call('environment/info', {}, { retry: true, timeoutMs }));
+  }
+
+  /** `environment/status` (10 s deadline). */
+  async environmentStatus(): Promise<EnvironmentStatus> {
+    const timeoutMs = this.#options.environmentStatusTimeoutMs;
+    return decodeResult('environment/status', await this.#call('environment/status', {}, { retry: true, timeoutMs }));
+  }
+
+  /** `process/list` (execd servers only; -32601 elsewhere). */
+  async listProcesses(): Promise<ProcessListResponse> {
+    return decodeResult('process/list', await this.#call('process/list', {}, { retry: true }));
+  }
+
+  /**
+   * Closes the connection (the server keeps the session for its TTL, then kills its processes;
+   * use `RemoteBackend.close` to terminate them at once). Followers end quietly. Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #close(): Promise<void> {
+    this.#setState('closed');
+    this.#closed.abort(new ExecError('aborted', 'exec-server client closed'));
+    for (const timer of this.#fillTimers.values()) clearTimeout(timer);
+    this.#fillTimers.clear();
+    await this.#conn?.close();
+    await this.#recovery;
+  }
+
+  #setState(state: ClientState): void {
+    if (this.#state === state || this.#state === 'closed') return;
+    this.#logger.debug('exec-server client state', { from: this.#state, to: state, sessionId: this.#sessionId });
+    this.#state = state;
+    this.#stateChanges.fire(state);
+  }
+
+  /** Opens a connection, makes it current and runs `initialize` + `initialized` on it. */
+  async #handshake(
+    resumeSessionId: string | undefined,
+    timeouts: { readonly connectTimeoutMs: number; readonly initializeTimeoutMs: number },
+  ): Promise<RpcConnection> {
+    let conn: RpcConnection | undefined;
+    conn = await RpcConnection.open({
+      url: this.#options.url,
+      token: this.#options.token,
+      codec: this.#options.codec,
+      connectTimeoutMs: timeouts.connectTimeoutMs,
+      keepaliveIntervalMs: this.#options.keepaliveIntervalMs,
+      maxFrameBytes: this.#options.maxFrameBytes,
+      logger: this.#logger,
+      cancelSignal: this.#closed.signal,
+      onNotification: (method, params) => this.#onNotification(conn, method, params),
+      onClose: (reason) => this.#onTransportLost(conn, reason),
+    });
+    if (this.#state === 'closed') {
+      conn.terminate('client closed');
+      throw new TransportClosedError(undefined, 'exec-server client is closed');
+    }
+    this.#conn = conn;
+    try {
+      const raw = await conn.request(
+        'initialize',
+        { clientName: this.#options.clientName, resumeSessionId },
+        { timeoutMs: timeouts.initializeTimeoutMs },
+      );
+      const response = decodeResult('initialize', raw);
+      if (resumeSessionId !== undefined && response.sessionId !== resumeSessionId) {
+        throw new ExecError('protocol', `exec-server initialized an unexpected session ${response.sessionId}`);
+      }
+      this.#sessionId = response.sessionId;
+      this.#initialize ??= response;
+      conn.notify('initialized', {});
+      return conn;
+    } catch (error) {
+      conn.terminate(`initialize failed: ${describe(error)}`);
+      throw error;
+    }
+  }
+
+  async #usableConnection(): Promise<RpcConnection> {
+    for (;;) {
+      switch (this.#state) {
+        case 'ready': {
+          const conn = this.#conn!;
+          if (conn.isOpen) return conn;
+          // The socket is going away but its close event has not run yet.
+          this.#onTransportLost(conn, conn.closeReason ?? 'websocket closing');
+          continue;
+        }
+        case 'recovering':
+          await this.#recovery;
+          continue;
+        case 'failed':
+          throw new TransportClosedError(undefined, this.#failure);
+        case 'closed':
+          throw new TransportClosedError(undefined, 'exec-server client is closed');
+      }
+    }
+  }
+
+  async #call(method: ClientRequestMethod, params: unknown, options: CallOptions): Promise<unknown> {
+    for (;;) {
+      const conn = await this.#usableConnection();
+      try {
+        return await conn.request(method, params, options);
+      } catch (error) {
+        const lost = ExecError.is(error) && error.code === 'transportClosed' && !conn.isOpen;
+        if (options.retry && lost && this.#state !== 'closed') {
+          this.#logger.debug('retrying a request after the connection was lost', { method });
+          continue;
+        }
+        throw error;
+      }
+    }
+  }
+
+  #onNotification(conn: RpcConnection | undefined, method: string, params: unknown): void {
+    if (conn === undefined || conn !== this.#conn) return;
+    let routed: ReturnType<typeof notificationEvent>;
+    try {
+      routed = notificationEvent(method, params);
+    } catch (error) {
+      // Dropping it only opens a hole, which a read fills.
+      this.#logger.warn('invalid notification from the exec-server', { method, error });
+      return;
+    }
+    if (routed === undefined) {
+      this.#logger.debug('ignored notification', { method });
+      return;
+    }
+    const session = this.#routes.get(routed.processId);
+    if (session === undefined) return;
+    session.accept(routed.event);
+    this.#afterChange(session);
+  }
+
+  /** Unroutes a closed session, or schedules a fill read for one with a hole. */
+  #afterChange(session: ProcessSession): void {
+    if (session.closed || session.failure !== undefined) {
+      this.#unroute(session);
+      return;
+    }
+    if (!session.needsFill) {
+      const timer = this.#fillTimers.get(session);
+      if (timer !== undefined) clearTimeout(timer);
+      this.#fillTimers.delete(session);
+      return;
+    }
+    if (this.#fillTimers.has(session) || this.#filling.has(session) || this.#state !== 'ready') return;
+    const timer = setTimeout(
+      () => {
+        this.#fillTimers.delete(session);
+        void this.#fill(session);
+      },
+      session.overflowed ? 0 : this.#options.gapFillDelayMs,
+    );
+    this.#fillTimers.set(session, timer);
+  }
+
+  #unroute(session: ProcessSession): void {
+    if (this.#routes.get(session.processId) === session) this.#routes.delete(session.processId);
+    const timer = this.#fillTimers.get(session);
+    if (timer !== undefined) clearTimeout(timer);
+    this.#fillTimers.delete(session);
+  }
+
+  /** Fills a hole in one process's pushed events with `process/read` (on a live connection). */
+  async #fill(session: ProcessSession): Promise<void> {
+    const conn = this.#conn;
+    if (!session.needsFill || this.#state !== 'ready' || conn === undefined) return;
+    this.#filling.add(session);
+    try {
+      await this.#readAndMerge(conn, session);
+    } catch (error) {
+      // A lost connection is recovery's job; it reads every live process again.
+      if (!isTransportLoss(error)) this.#failProcess(conn, session, error);
+    } finally {
+      this.#filling.delete(session);
+      this.#afterChange(session);
+    }
+  }
+
+  /** Reads everything after the last published seq and merges it (spec §2.3, §3.5). */
+  async #readAndMerge(conn: RpcConnection, session: ProcessSession, timeoutMs?: number): Promise<void> {
+    const dropCount = session.dropCount;
+    const raw = await conn.request(
+      'process/read',
+      { processId: session.processId, afterSeq: session.lastPublished, waitMs: 0 },
+      { timeoutMs },
+    );
+    const gap = session.merge(decodeResult('process/read', raw), dropCount);
+    if (gap !== undefined) {
+      this.#logger.warn('process output was lost to the server retention', {
+        processId: session.processId,
+        firstRetainedSeq: gap,
+      });
+    }
+  }
+
+  #failProcess(conn: RpcConnection, session: ProcessSession, error: unknown): void {
+    this.#logger.warn('failed to recover a process', { processId: session.processId, error });
+    session.fail(`failed to recover process ${session.processId}: ${describe(error)}`);
+    this.#unroute(session);
+    conn.request('process/terminate', { processId: session.processId }, { cleanup: true }).catch(() => {});
+  }
+
+  #onTransportLost(conn: RpcConnection | undefined, reason: string): void {
+    if (conn === undefined || conn !== this.#conn || this.#state !== 'ready') return;
+    const disconnect = `exec-server transport disconnected: ${reason}`;
+    this.#logger.debug('exec-server connection lost; resuming the session', { reason });
+    this.#setState('recovering');
+    this.#recovery = this.#recover(disconnect);
+  }
+
+  async #recover(disconnect: string): Promise<void> {
+    // Starts cut off by the loss settle first, so the set of processes to recover is final.
+    await Promise.allSettled([...this.#inflightStarts]);
+    const options = this.#options;
+    const deadline = performance.now() + options.recoveryTimeoutMs;
+    let lastError: unknown = new ExecError('connectTimeout', 'no reconnect attempt fit in the recovery deadline');
+    for (let attempt = 0; this.#state === 'recovering'; attempt++) {
+      const delay = reconnectDelayMs(attempt, {
+        initialMs: options.recoveryInitialDelayMs,
+        maxMs: options.recoveryMaxDelayMs,
+        jitter: 0.2,
+      });
+      if (performance.now() + delay >= deadline) break;
+      try {
+        if (delay > 0) await sleep(delay, undefined, { signal: this.#closed.signal });
+        await this.#resumeOnce(deadline);
+        if (!this.#conn?.isOpen) throw new TransportClosedError(undefined, 'connection lost during recovery');
+      } catch (error) {
+        if (this.#state !== 'recovering') return;
+        lastError = error;
+        this.#logger.debug('session resume attempt failed', { attempt, error });
+        if (!isRetryable(error)) break;
+        continue;
+      }
+      this.#setState('ready');
+      for (const session of this.#routes.values()) this.#afterChange(session);
+      return;
+    }
+    if (this.#state !== 'recovering') return;
+    this.#failAll(`${disconnect}; failed to resume exec-server session: ${describe(lastError)}`);
+  }
+
+  async #resumeOnce(deadline: number): Promise<void> {
+    const remaining = (): number => Math.max(1, deadline - performance.now());
+    const conn = await this.#handshake(this.#sessionId, {
+      connectTimeoutMs: Math.min(this.#options.connectTimeoutMs, remaining()),
+      initializeTimeoutMs: Math.min(this.#options.initializeTimeoutMs, remaining()),
+    });
+    try {
+      const orphans = [...this.#orphans];
+      this.#orphans.clear();
+      const cleanup = orphans.map((processId) =>
+        conn.request('process/terminate', { processId }, { cleanup: true, timeoutMs: remaining() }),
+      );
+      const live = [...this.#routes.values()].filter((session) => session.live);
+      await Promise.all(
+        live.map(async (session) => {
+          try {
+            await this.#readAndMerge(conn, session, remaining());
+          } catch (error) {
+            if (isTransportLoss(error) || (ExecError.is(error) && error.code === 'aborted')) throw error;
+            this.#failProcess(conn, session, error);
+          }
+        }),
+      );
+      await Promise.allSettled(cleanup);
+    } catch (error) {
+      conn.terminate(`session recovery failed: ${describe(error)}`);
+      throw error;
+    }
+  }
+
+  #failAll(message: string): void {
+    this.#logger.warn('exec-server session could not be resumed', { message });
+    this.#failure = message;
+    for (const session of [...this.#routes.values()]) {
+      session.fail(message);
+      this.#unroute(session);
+    }
+    this.#setState('failed');
+    this.#conn?.terminate('session recovery failed');
+  }
+}

@@ -1,0 +1,61 @@
+// Shared setup of the client suites: a real exec-server on 127.0.0.1:0 whose children are
+// tracked (afterEach checks none survives), and clients/backends that close with `await using`.
+import type { CodecName } from '@execd/protocol';
+import { ExecServerClient } from '../../src/client/exec-server-client.ts';
+import { RemoteBackend } from '../../src/client/remote-backend.ts';
+import { defaultSpawner } from '../../src/local/default-spawner.ts';
+import { LocalProcessTable } from '../../src/local/local-process-table.ts';
+import type { Spawner } from '../../src/local/spawner.ts';
+import { type ExecServerOptions, type RunningExecServer, startExecServer } from '../../src/server/index.ts';
+import { ProcessTracker } from '../helpers/process-tracker.ts';
+
+/** Records every child the test servers launch. */
+export const tracker: ProcessTracker = new ProcessTracker();
+
+const trackingSpawner: Spawner = async (request) => {
+  const launched = await defaultSpawner(request);
+  tracker.add(launched.process.pid);
+  return launched;
+};
+
+/** A real server whose sessions use tracked LocalProcessTables. */
+export function startTrackedServer(options: ExecServerOptions = {}): Promise<RunningExecServer> {
+  return startExecServer({
+    listen: 'ws://127.0.0.1:0',
+    createProcessTable: () => new LocalProcessTable({ spawner: trackingSpawner, exitedRetentionMs: 2000 }),
+    ...options,
+  });
+}
+
+/** Short recovery timings for tests (the defaults are tens of seconds). */
+export const FAST_RECOVERY = {
+  recoveryTimeoutMs: 10_000,
+  recoveryInitialDelayMs: 20,
+  recoveryMaxDelayMs: 200,
+} as const;
+
+/** A RemoteBackend whose `close()` also stops the server it runs against. */
+export async function remoteBackendWithServer(codec: CodecName): Promise<RemoteBackend> {
+  const server = await startTrackedServer();
+  let client: ExecServerClient;
+  try {
+    client = await ExecServerClient.connect({ url: server.url, codec, ...FAST_RECOVERY });
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+  const backend = new RemoteBackend(client);
+  const close = backend.close.bind(backend);
+  return Object.assign(backend, {
+    close: async () => {
+      try {
+        await close();
+      } finally {
+        await server.close();
+      }
+    },
+    [Symbol.asyncDispose]: async () => {
+      await backend.close();
+    },
+  });
+}
