@@ -1,12 +1,6 @@
-import {
-  type Codec,
-  type CodecName,
-  createJsonCodec,
-  errorMessage,
-  RpcError,
-  type RpcMessage,
-} from '@execd/protocol';
+import { type Codec, type CodecName, createJsonCodec, type RpcMessage } from '@execd/protocol';
 import type { ConnectionProcessor, ConnectionTransport } from './connection-processor.ts';
+import { encodeOutbound } from './encode-outbound.ts';
 import { LineSplitter } from './line-splitter.ts';
 import { type Logger, NOOP_LOGGER } from './logger.ts';
 import { NotificationGate } from './notification-gate.ts';
@@ -116,13 +110,8 @@ export class StdioTransport implements ConnectionTransport {
   }
 
   #encode(message: RpcMessage): string | undefined {
-    try {
-      return `${this.#codec.encodeText(message)}\n`;
-    } catch (error) {
-      this.#logger.error('failed to serialise outbound message', { connection: this.label, error });
-      if (message.kind !== 'response') return undefined;
-      return `${this.#codec.encodeText(errorMessage(message.id, new RpcError('internal', 'failed to serialize response')))}\n`;
-    }
+    const encode = (m: RpcMessage): string => `${this.#codec.encodeText(m)}\n`;
+    return encodeOutbound(message, encode, { logger: this.#logger, connection: this.label });
   }
 
   #receive(chunk: Buffer | string): void {

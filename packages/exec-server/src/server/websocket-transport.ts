@@ -1,13 +1,7 @@
-import {
-  type Codec,
-  type CodecName,
-  errorMessage,
-  RpcError,
-  type RpcMessage,
-  sniffCodec,
-} from '@execd/protocol';
+import { type Codec, type CodecName, type RpcMessage, sniffCodec } from '@execd/protocol';
 import type { RawData, WebSocket } from 'ws';
 import type { ConnectionProcessor, ConnectionTransport } from './connection-processor.ts';
+import { encodeOutbound } from './encode-outbound.ts';
 import { type Logger, NOOP_LOGGER } from './logger.ts';
 import { NotificationGate } from './notification-gate.ts';
 
@@ -178,13 +172,7 @@ export class WebSocketTransport implements ConnectionTransport {
     const codecImpl = this.#codecs[codec];
     const encode = (m: RpcMessage): string | Uint8Array =>
       codec === 'json' ? codecImpl.encodeText(m) : codecImpl.encode(m);
-    try {
-      return encode(message);
-    } catch (error) {
-      this.#logger.error('failed to serialise outbound message', { connection: this.label, error });
-      if (message.kind !== 'response') return undefined;
-      return encode(errorMessage(message.id, new RpcError('internal', 'failed to serialize response')));
-    }
+    return encodeOutbound(message, encode, { logger: this.#logger, connection: this.label });
   }
 
   #ping(): void {

@@ -3,9 +3,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileUri } from '@execd/protocol';
+import { notificationMessage, pathToFileUri, type RpcMessage, responseMessage } from '@execd/protocol';
 import { describe, expect, test } from 'vitest';
 import { parseCliArgs } from '../../src/cli/args.ts';
+import { encodeOutbound } from '../../src/server/encode-outbound.ts';
 import {
   BearerTokenVerifier,
   createJsonLineLogger,
@@ -13,6 +14,7 @@ import {
   loadAuthToken,
   localEnvironmentInfo,
   MAX_CONCURRENT_REQUESTS,
+  NOOP_LOGGER,
   NotificationGate,
   parseDispatchMode,
   RequestLane,
@@ -243,4 +245,20 @@ describe('execd-server arguments', () => {
       expect(() => parseCliArgs(argv)).toThrow(expect.objectContaining({ code: 'invalidParams' }));
     },
   );
+});
+
+describe('encodeOutbound', () => {
+  const context = { logger: NOOP_LOGGER, connection: 'test' };
+  const failOnBigInt = (message: RpcMessage): string => JSON.stringify(message);
+
+  test('a response that cannot be encoded becomes a -32603 error for the same id', () => {
+    const frame = encodeOutbound(responseMessage(7, { n: 1n }), failOnBigInt, context);
+    expect(JSON.parse(frame!)).toMatchObject({ kind: 'error', id: 7, error: { code: -32603 } });
+  });
+
+  test('a notification that cannot be encoded is dropped', () => {
+    expect(
+      encodeOutbound(notificationMessage('process/output', { n: 1n }), failOnBigInt, context),
+    ).toBeUndefined();
+  });
 });

@@ -76,6 +76,13 @@ async function handshake(transport: MemoryTransport, processor: ConnectionProces
   await waitFor(() => transport.reply(1));
 }
 
+/** Starts fake process `p` as request 2. */
+async function startFakeProcess(transport: MemoryTransport, processor: ConnectionProcessor): Promise<void> {
+  const params = { processId: 'p', argv: ['x'], cwd: 'file:///', env: {}, tty: false };
+  processor.receive(requestMessage(2, 'process/start', params), 'json');
+  await waitFor(() => transport.reply(2));
+}
+
 describe('ConnectionProcessor', () => {
   test('replies go out in the codec of their request', async () => {
     const { transport, processor } = open();
@@ -89,17 +96,7 @@ describe('ConnectionProcessor', () => {
   test('inbound back-pressure: reading pauses at the cap and resumes once drained', async () => {
     const { transport, processor, tables } = open();
     await handshake(transport, processor);
-    processor.receive(
-      requestMessage(2, 'process/start', {
-        processId: 'p',
-        argv: ['x'],
-        cwd: 'file:///',
-        env: {},
-        tty: false,
-      }),
-      'json',
-    );
-    await waitFor(() => transport.reply(2));
+    await startFakeProcess(transport, processor);
     // An inline long-poll holds the loop; everything behind it queues up.
     processor.receive(requestMessage(3, 'process/read', { processId: 'p', waitMs: 60_000 }), 'json');
     for (let id = 4; id < 4 + MAX_PENDING_INBOUND_MESSAGES; id++) {
@@ -122,17 +119,7 @@ describe('ConnectionProcessor', () => {
   test('a disconnect abandons in-flight work, detaches the session and ends the loop', async () => {
     const { transport, processor, registry } = open(4);
     await handshake(transport, processor);
-    processor.receive(
-      requestMessage(2, 'process/start', {
-        processId: 'p',
-        argv: ['x'],
-        cwd: 'file:///',
-        env: {},
-        tty: false,
-      }),
-      'json',
-    );
-    await waitFor(() => transport.reply(2));
+    await startFakeProcess(transport, processor);
     processor.receive(requestMessage(3, 'process/read', { processId: 'p', waitMs: 60_000 }), 'json');
     processor.disconnected('test');
     await processor.done;
@@ -159,17 +146,7 @@ describe('ConnectionProcessor', () => {
   test('notifications reach the transport only while attached', async () => {
     const { transport, processor, tables } = open();
     await handshake(transport, processor);
-    processor.receive(
-      requestMessage(2, 'process/start', {
-        processId: 'p',
-        argv: ['x'],
-        cwd: 'file:///',
-        env: {},
-        tty: false,
-      }),
-      'json',
-    );
-    await waitFor(() => transport.reply(2));
+    await startFakeProcess(transport, processor);
     tables[0]!.output('p', 'a');
     expect(transport.sent.filter((entry) => entry.codec === 'notification')).toHaveLength(1);
     processor.disconnected();
