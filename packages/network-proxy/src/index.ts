@@ -1,1 +1,30 @@
-export {};
+// @execd/network-proxy: the managed network for sandboxed commands (see README.md).
+
+export {
+  DEFAULT_DECIDER_TIMEOUT_MS,
+  type NetworkDecider,
+  type NetworkDeciderAnswer,
+  validateDeciderTimeout,
+} from './decider.ts';
+export { DECISION_LOG_MAX_ENTRIES } from './internal/decision-log.ts';
+export { type LogFields, type Logger, NOOP_LOGGER } from './logger.ts';
+export {
+  NetworkProxy,
+  type NetworkProxyOptions,
+  type ProxyTcpAddress,
+  SOCKS_HANDSHAKE_TIMEOUT_MS,
+  startNetworkProxy,
+  UPSTREAM_CONNECT_TIMEOUT_MS,
+} from './network-proxy.ts';
+export { type AddressClass, classifyAddress, normalizeHost } from './policy/address.ts';
+export { type DomainPattern, matchesDomainPattern, parseDomainPattern } from './policy/domain-pattern.ts';
+export { NetworkPolicy, type NetworkPolicyOptions, type RuleVerdict } from './policy/network-policy.ts';
+export {
+  type NetworkDecisionRecord,
+  type NetworkDenial,
+  type NetworkDenialReason,
+  type NetworkProtocol,
+  type NetworkRequestInfo,
+  toPolicyDecisionNotification,
+} from './records.ts';
+export { createStaticResolver, type NetworkResolver, systemResolver } from './resolver.ts';

@@ -1,0 +1,274 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { Server, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RpcError } from '@execd/protocol';
+import { DEFAULT_DECIDER_TIMEOUT_MS, DeciderCache, type NetworkDecider, validateDeciderTimeout } from './decider.ts';
+import { DecisionLog } from './internal/decision-log.ts';
+import { Gate } from './internal/gate.ts';
+import { type Logger, NOOP_LOGGER } from './logger.ts';
+import { NetworkPolicy, type NetworkPolicyOptions } from './policy/network-policy.ts';
+import type { NetworkDecisionRecord, NetworkDenial } from './records.ts';
+import { type NetworkResolver, systemResolver } from './resolver.ts';
+import { HttpProxy } from './server/http-proxy.ts';
+import { Socks5Proxy } from './server/socks5-proxy.ts';
+
+/**
+ * How long the proxy waits for an upstream TCP connection. Matches common client defaults
+ * (curl has none, npm 30 s); a dead host is reported as 502 / SOCKS "host unreachable".
+ */
+export const UPSTREAM_CONNECT_TIMEOUT_MS = 30_000;
+
+/** A SOCKS5 client that has not completed its handshake in this long is dropped (idle-socket bound). */
+export const SOCKS_HANDSHAKE_TIMEOUT_MS = 30_000;
+
+/** TCP listeners (tests, clients outside a sandbox) bind loopback only, on a free port. */
+const LOOPBACK_ANY_PORT: ProxyTcpAddress = { host: '127.0.0.1', port: 0 };
+
+/** Unix socket paths longer than this do not fit `sockaddr_un.sun_path` (108 bytes incl. NUL). */
+const MAX_SOCKET_PATH_BYTES = 107;
+
+/** Options for `startNetworkProxy`: the policy plus where and how to listen. */
+export interface NetworkProxyOptions extends NetworkPolicyOptions {
+  /**
+   * Asked about hosts no pattern matches; its answers are cached per proxy and `host:port`.
+   * Without one, such hosts are denied (`notAllowed`).
+   */
+  readonly decider?: NetworkDecider | undefined;
+  /** How long a connection waits for the decider (default 30 000 ms). Must be non-zero. */
+  readonly deciderTimeoutMs?: number | undefined;
+  /** Name resolution for upstream connections (default: the host's `getaddrinfo`). */
+  readonly resolver?: NetworkResolver | undefined;
+  readonly logger?: Logger | undefined;
+  /**
+   * Directory for the two unix sockets (`http.sock`, `socks.sock`). Default: a fresh private
+   * (0700) directory under the OS temp dir, removed on close.
+   */
+  readonly socketDir?: string | undefined;
+  /** Also listen on 127.0.0.1 TCP ports (for tests and for clients outside a sandbox). Default false. */
+  readonly tcp?: boolean | undefined;
+  /** Upstream connect timeout (default `UPSTREAM_CONNECT_TIMEOUT_MS`). */
+  readonly connectTimeoutMs?: number | undefined;
+}
+
+/** A TCP listen address. */
+export interface ProxyTcpAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+function listen(server: Server, target: string | ProxyTcpAddress): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    const done = (): void => {
+      server.off('error', reject);
+      resolve();
+    };
+    if (typeof target === 'string') server.listen(target, done);
+    else server.listen(target.port, target.host, done);
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.listening) {
+      resolve();
+      return;
+    }
+    server.close(() => resolve());
+  });
+}
+
+/**
+ * The managed-network proxy, running in the executor's process (outside any sandbox): an HTTP
+ * forward/`CONNECT` proxy and a SOCKS5 proxy on unix sockets (optionally also loopback TCP),
+ * enforcing one policy and recording every decision. Create it with `startNetworkProxy`.
+ */
+export class NetworkProxy implements AsyncDisposable {
+  /** Unix socket of the HTTP proxy (forward + `CONNECT`). */
+  readonly httpSocketPath: string;
+  /** Unix socket of the SOCKS5 proxy. */
+  readonly socksSocketPath: string;
+  /** Loopback TCP address of the HTTP proxy, when `tcp` was requested. */
+  readonly httpAddress: ProxyTcpAddress | undefined;
+  /** Loopback TCP address of the SOCKS5 proxy, when `tcp` was requested. */
+  readonly socksAddress: ProxyTcpAddress | undefined;
+  /** The compiled policy (the bridge reads `loopbackPorts` from it). */
+  readonly policy: NetworkPolicy;
+  readonly #log: DecisionLog;
+  readonly #decider: DeciderCache | undefined;
+  readonly #servers: readonly Server[];
+  readonly #http: HttpProxy;
+  readonly #sockets: Set<Socket>;
+  readonly #ownedDir: string | undefined;
+  readonly #logger: Logger;
+  #closing: Promise<void> | undefined;
+
+  private constructor(parts: {
+    httpSocketPath: string;
+    socksSocketPath: string;
+    httpAddress: ProxyTcpAddress | undefined;
+    socksAddress: ProxyTcpAddress | undefined;
+    policy: NetworkPolicy;
+    log: DecisionLog;
+    decider: DeciderCache | undefined;
+    servers: readonly Server[];
+    http: HttpProxy;
+    sockets: Set<Socket>;
+    ownedDir: string | undefined;
+    logger: Logger;
+  }) {
+    this.httpSocketPath = parts.httpSocketPath;
+    this.socksSocketPath = parts.socksSocketPath;
+    this.httpAddress = parts.httpAddress;
+    this.socksAddress = parts.socksAddress;
+    this.policy = parts.policy;
+    this.#log = parts.log;
+    this.#decider = parts.decider;
+    this.#servers = parts.servers;
+    this.#http = parts.http;
+    this.#sockets = parts.sockets;
+    this.#ownedDir = parts.ownedDir;
+    this.#logger = parts.logger;
+  }
+
+  /** Validates the options, listens, and resolves once every listener is ready. */
+  static async start(options: NetworkProxyOptions = {}): Promise<NetworkProxy> {
+    const logger = options.logger ?? NOOP_LOGGER;
+    const policy = new NetworkPolicy(options);
+    const deciderTimeoutMs = validateDeciderTimeout(options.deciderTimeoutMs ?? DEFAULT_DECIDER_TIMEOUT_MS);
+    const connectTimeoutMs = options.connectTimeoutMs ?? UPSTREAM_CONNECT_TIMEOUT_MS;
+    if (!Number.isSafeInteger(connectTimeoutMs) || connectTimeoutMs <= 0) {
+      throw new RpcError('invalidParams', `connectTimeoutMs must be a positive integer, got ${connectTimeoutMs}`);
+    }
+    const ownedDir = options.socketDir === undefined ? await mkdtemp(join(tmpdir(), 'execd-netproxy-')) : undefined;
+    const dir = options.socketDir ?? ownedDir ?? '';
+    const httpSocketPath = join(dir, 'http.sock');
+    const socksSocketPath = join(dir, 'socks.sock');
+    if (Buffer.byteLength(socksSocketPath) > MAX_SOCKET_PATH_BYTES) {
+      if (ownedDir) await rm(ownedDir, { recursive: true, force: true });
+      throw new RpcError('invalidParams', `socketDir is too long for a unix socket path: ${dir}`);
+    }
+    const log = new DecisionLog(logger);
+    const decider = options.decider ? new DeciderCache(options.decider, deciderTimeoutMs, logger) : undefined;
+    const gate = new Gate({ policy, decider, resolver: options.resolver ?? systemResolver, log, logger });
+    const sockets = new Set<Socket>();
+    const track = (socket: Socket): void => {
+      if (sockets.has(socket)) return;
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+    };
+    const http = new HttpProxy({ gate, logger, connectTimeoutMs, track });
+    const socks = new Socks5Proxy({ gate, logger, connectTimeoutMs, handshakeTimeoutMs: SOCKS_HANDSHAKE_TIMEOUT_MS, track });
+    const servers: Server[] = [];
+    let httpAddress: ProxyTcpAddress | undefined;
+    let socksAddress: ProxyTcpAddress | undefined;
+    try {
+      const httpUnix = http.createServer();
+      const socksUnix = socks.createServer();
+      servers.push(httpUnix, socksUnix);
+      await listen(httpUnix, httpSocketPath);
+      await listen(socksUnix, socksSocketPath);
+      if (options.tcp) {
+        const httpTcp = http.createServer();
+        const socksTcp = socks.createServer();
+        servers.push(httpTcp, socksTcp);
+        await listen(httpTcp, LOOPBACK_ANY_PORT);
+        await listen(socksTcp, LOOPBACK_ANY_PORT);
+        httpAddress = tcpAddressOf(httpTcp);
+        socksAddress = tcpAddressOf(socksTcp);
+      }
+    } catch (error) {
+      http.close();
+      await Promise.all(servers.map(closeServer));
+      if (ownedDir) await rm(ownedDir, { recursive: true, force: true });
+      throw new RpcError('internal', `network proxy could not listen: ${(error as Error).message}`, { cause: error });
+    }
+    logger.info('network proxy listening', { httpSocketPath, socksSocketPath, httpAddress, socksAddress });
+    return new NetworkProxy({
+      httpSocketPath,
+      socksSocketPath,
+      httpAddress,
+      socksAddress,
+      policy,
+      log,
+      decider,
+      servers,
+      http,
+      sockets,
+      ownedDir,
+      logger,
+    });
+  }
+
+  /** The retained decisions, oldest first (bounded; see `DECISION_LOG_MAX_ENTRIES`). */
+  decisions(): readonly NetworkDecisionRecord[] {
+    return this.#log.decisions;
+  }
+
+  /** The retained denials, oldest first (bounded). */
+  denials(): readonly NetworkDenial[] {
+    return this.#log.denials;
+  }
+
+  /** Calls `listener` for every decision from now on; dispose the result to stop. */
+  onDecision(listener: (record: NetworkDecisionRecord) => void): Disposable {
+    return this.#log.onDecision(listener);
+  }
+
+  /** Calls `listener` for every denial from now on; dispose the result to stop. */
+  onDenial(listener: (denial: NetworkDenial) => void): Disposable {
+    return this.#log.onDenial(listener);
+  }
+
+  /** Live denials from now on, ending when the proxy closes or `cancelSignal` aborts. */
+  watchDenials(options: { readonly cancelSignal?: AbortSignal } = {}): AsyncIterable<NetworkDenial> {
+    return this.#log.watchDenials(options.cancelSignal);
+  }
+
+  /** Open client and upstream connections right now. */
+  get activeConnections(): number {
+    return this.#sockets.size;
+  }
+
+  /** True once `close()` was called. */
+  get closed(): boolean {
+    return this.#closing !== undefined;
+  }
+
+  /**
+   * Stops listening, denies requests still waiting for the decider (`proxyClosed`), destroys every
+   * open connection, ends live iterators and removes the socket files. Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #shutdown(): Promise<void> {
+    this.#decider?.close();
+    this.#http.close();
+    const closing = Promise.all(this.#servers.map(closeServer));
+    for (const socket of this.#sockets) socket.destroy();
+    await closing;
+    this.#log.close();
+    if (this.#ownedDir) await rm(this.#ownedDir, { recursive: true, force: true });
+    else await Promise.all([rm(this.httpSocketPath, { force: true }), rm(this.socksSocketPath, { force: true })]);
+    this.#logger.info('network proxy closed', { httpSocketPath: this.httpSocketPath });
+  }
+}
+
+function tcpAddressOf(server: Server): ProxyTcpAddress {
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('TCP listener has no address');
+  return { host: address.address, port: address.port };
+}
+
+/** Starts a proxy (see `NetworkProxy`); throws `RpcError('invalidParams')` for a bad policy or timeout. */
+export function startNetworkProxy(options: NetworkProxyOptions = {}): Promise<NetworkProxy> {
+  return NetworkProxy.start(options);
+}
