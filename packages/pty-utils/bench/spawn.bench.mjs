@@ -3,6 +3,7 @@
 //   1. spawn-to-exit of `echo hi` (median of SPAWN_RUNS) via spawnPipe/spawnPty vs raw
 //      child_process.spawn and raw node-pty;
 //   2. throughput of 256 MiB of output (`head -c 268435456 /dev/zero`), median of THROUGHPUT_RUNS.
+// Variants run interleaved (one of each per round) so a busy machine skews them alike.
 // Prints a small table, then one JSON line with every figure (collected by the root bench runner).
 // Usage: node bench/spawn.bench.mjs   (needs `pnpm build` first: it imports ../dist/index.js)
 import { spawn as rawSpawn } from 'node:child_process';
@@ -27,12 +28,18 @@ function median(values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-async function timeIt(runs, fn) {
-  const samples = [];
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now();
-    const bytes = await fn();
-    samples.push({ ms: performance.now() - start, bytes });
+/**
+ * Runs every variant once per round, round after round, so that load from elsewhere on the machine
+ * hits all of them alike; returns each variant's samples ({ms, bytes}).
+ */
+async function interleaved(rounds, variants) {
+  const samples = Object.fromEntries(variants.map(([name]) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, fn] of variants) {
+      const start = performance.now();
+      const bytes = await fn();
+      samples[name].push({ ms: performance.now() - start, bytes });
+    }
   }
   return samples;
 }
@@ -84,28 +91,29 @@ async function oursRun(spawnFn, argv) {
 const echo = ['echo', 'hi'];
 const flood = ['head', '-c', String(THROUGHPUT_BYTES), '/dev/zero'];
 
-const spawnMs = {};
-for (const [name, fn] of [
+const spawnVariants = [
   ['rawChildProcess', () => rawPipeRun(echo)],
   ['spawnPipe', () => oursRun(spawnPipe, echo)],
   ['rawNodePty', () => rawPtyRun(echo)],
   ['spawnPty', () => oursRun(spawnPty, echo)],
-]) {
-  await fn(); // warm-up (module loading, first fork)
-  spawnMs[name] = median((await timeIt(SPAWN_RUNS, fn)).map((s) => s.ms));
-}
+];
+await interleaved(1, spawnVariants); // warm-up: module loading, first fork
+const spawnSamples = await interleaved(SPAWN_RUNS, spawnVariants);
+const spawnMs = Object.fromEntries(
+  Object.entries(spawnSamples).map(([name, runs]) => [name, median(runs.map((s) => s.ms))]),
+);
 
-const throughputMBps = {};
-const bytesSeen = {};
-for (const [name, fn] of [
+const throughputSamples = await interleaved(THROUGHPUT_RUNS, [
   ['rawChildProcess', () => rawPipeRun(flood)],
   ['spawnPipe', () => oursRun(spawnPipe, flood)],
   ['rawNodePty', () => rawPtyRun(flood)],
   ['spawnPty', () => oursRun(spawnPty, flood)],
-]) {
-  const samples = await timeIt(THROUGHPUT_RUNS, fn);
-  throughputMBps[name] = median(samples.map((s) => s.bytes / 1e6 / (s.ms / 1000)));
-  bytesSeen[name] = Math.min(...samples.map((s) => s.bytes));
+]);
+const throughputMBps = {};
+const bytesSeen = {};
+for (const [name, runs] of Object.entries(throughputSamples)) {
+  throughputMBps[name] = median(runs.map((s) => s.bytes / 1e6 / (s.ms / 1000)));
+  bytesSeen[name] = Math.min(...runs.map((s) => s.bytes));
 }
 
 const ratios = {

@@ -1,7 +1,7 @@
 /** Label of an output chunk: `pty` for PTY children (one merged stream), else `stdout`/`stderr`. */
 export type OutputStreamName = 'stdout' | 'stderr' | 'pty';
 
-/** One read from a child's output stream (at most 8 KiB for pipes). */
+/** One read from a child's output stream, at most `MAX_CHUNK_BYTES` (8 KiB). */
 export interface OutputChunk {
   readonly stream: OutputStreamName;
   readonly bytes: Uint8Array;
