@@ -105,6 +105,18 @@ describe('spawnPty', () => {
     expect(transcript.text).toBe('early\r\nlate\r\n');
   });
 
+  test('closes at the drain cap while a grandchild holds the terminal; close() kills it', async () => {
+    await using proc = await pty(['sh', '-c', "trap '' HUP; sleep 100 & echo $!"], { drainTimeoutMs: 50 });
+    const transcript = new Transcript(proc);
+    expect(await proc.closed).toEqual({ exitCode: 0, signal: null });
+    await transcript.done;
+    const sleeper = Number(transcript.text.trim());
+    expectGoneAfterTest(sleeper);
+    expect(isProcessAlive(sleeper)).toBe(true);
+    await proc.close();
+    await waitFor(() => !isProcessAlive(sleeper), { what: 'grandchild killed by close()' });
+  });
+
   test('terminate kills background children in the same process group', async () => {
     await using proc = await pty(['sh', '-c', 'sleep 100 & echo $!; sleep 100 & echo $!; wait']);
     const transcript = new Transcript(proc);

@@ -210,15 +210,14 @@ export class ChildHandle implements SpawnedProcess {
       pid: this.pid,
       open: this.#openStreams,
     });
-    for (const { stream } of this.#parts.sources) stream.destroy();
     this.#abandoned = true;
-    this.#openStreams = 0;
+    for (const { stream } of this.#parts.sources) stream.destroy();
     this.#maybeClose();
   }
 
   #maybeClose(): void {
     const status = this.#exitStatus;
-    if (status === undefined || this.#openStreams > 0 || this.#isClosed) return;
+    if (status === undefined || (this.#openStreams > 0 && !this.#abandoned) || this.#isClosed) return;
     this.#isClosed = true;
     clearTimeout(this.#drainTimer);
     this.#queue.end();
