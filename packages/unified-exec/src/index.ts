@@ -26,6 +26,64 @@ export {
   UNIFIED_EXEC_OUTPUT_MAX_TOKENS,
   WINDOWS_INITIAL_EXEC_YIELD_TIME_FLOOR_MS,
 } from './constants.ts';
+// The runtime: process manager, store, orchestrator, backends, handlers.
+export {
+  DEFAULT_ENV_POLICY,
+  type ExecEnvironment,
+  type ExecEnvironmentOptions,
+} from './environment/exec-environment.ts';
+export { LocalExecEnvironment, type LocalExecEnvironmentOptions } from './environment/local-environment.ts';
+export {
+  type SandboxDeniedOutput,
+  STDIN_CLOSED_MESSAGE,
+  UnifiedExecError,
+  type UnifiedExecErrorKind,
+} from './errors.ts';
+export {
+  type ExecCommandHandlerOptions,
+  handleExecCommand,
+  type ToolCallOptions,
+} from './handlers/exec-command-handler.ts';
+export { errorResult, successResult, type ToolCallResult } from './handlers/tool-call-result.ts';
+export {
+  type UnifiedExecToolName,
+  UnifiedExecTools,
+  type UnifiedExecToolsOptions,
+} from './handlers/unified-exec-tools.ts';
+export { handleWriteStdin, type WriteStdinHandlerOptions } from './handlers/write-stdin-handler.ts';
+export type { UnifiedExecEvent } from './manager/events.ts';
+export {
+  UnifiedExecProcessManager,
+  type UnifiedExecProcessManagerOptions,
+} from './manager/process-manager.ts';
+export {
+  type ProcessEntry,
+  ProcessStore,
+  type ProcessStoreOptions,
+  type PruneCandidate,
+  processIdToPrune,
+} from './manager/process-store.ts';
+export type { ExecCommandRequest, ProcessListing, WriteStdinRequest } from './manager/requests.ts';
+export {
+  type ExecCommandToolOutput,
+  renderToolOutputJson,
+  renderToolOutputText,
+} from './manager/tool-output.ts';
+export {
+  type ApprovalDecision,
+  type ApprovalPurpose,
+  type ApprovalRequest,
+  type Approver,
+  DENY_ALL_APPROVER,
+  REJECTED_BY_USER,
+  SANDBOX_RETRY_REASON,
+} from './orchestrator/approval.ts';
+export {
+  type OrchestratorRequest,
+  type SandboxAttempt,
+  ToolOrchestrator,
+  type ToolOrchestratorOptions,
+} from './orchestrator/tool-orchestrator.ts';
 export { generateChunkId } from './output/chunk-id.ts';
 export {
   DEFAULT_TURN_TRUNCATION_POLICY,
@@ -57,6 +115,28 @@ export {
 } from './output/truncation.ts';
 export { countLines, decodeUtf8Lossy, encodeUtf8, utf8ByteLength } from './output/utf8.ts';
 export { Utf8DeltaSplitter } from './output/utf8-stream.ts';
+export { type CollectOutputOptions, collectOutputUntilDeadline } from './process/collect-output.ts';
+export { EVENT_STREAM_CLOSED_MESSAGE, ExecServerDriver } from './process/exec-server-driver.ts';
+export { LocalSpawnDriver } from './process/local-spawn-driver.ts';
+export type { ProcessDriver, ProcessSink } from './process/process-driver.ts';
+export {
+  EARLY_EXIT_OUTPUT_WAIT_MS,
+  UnifiedExecProcess,
+  type UnifiedExecProcessOptions,
+} from './process/unified-exec-process.ts';
+export {
+  buildCommandEnv,
+  type CommandEnv,
+  type CommandEnvOptions,
+  RUNTIME_ENV_VARS,
+} from './runtime/command-env.ts';
+export {
+  execServerParams,
+  execServerProcessId,
+  type LaunchRequest,
+  launchAttempt,
+  sandboxContextFor,
+} from './runtime/launch.ts';
 export {
   type AdditionalPermissions,
   type ArgsParseResult,

@@ -1,0 +1,72 @@
+import { isAbsolute, resolve } from 'node:path';
+import { type ExecBackend, LocalBackend, type LocalBackendOptions, type Logger } from '@execd/exec-server';
+import type { ExecEnvPolicy, PermissionProfileName } from '@execd/protocol';
+import { Shell } from '../tools/shell.ts';
+import { DEFAULT_ENV_POLICY, type ExecEnvironment, type ExecEnvironmentOptions } from './exec-environment.ts';
+
+/** Options of a LocalExecEnvironment. */
+export interface LocalExecEnvironmentOptions extends ExecEnvironmentOptions {
+  /** Default working directory (default `process.cwd()`). */
+  readonly cwd?: string | undefined;
+  /** Default shell binary (default `$SHELL`, else `/bin/bash`). */
+  readonly shell?: string | undefined;
+  /** Options of the in-process exec-server backend (shell-snapshot launches). */
+  readonly backendOptions?: LocalBackendOptions | undefined;
+  readonly logger?: Logger | undefined;
+}
+
+/**
+ * This machine. Commands are spawned directly (sandboxing's `spawnProcess`), except those that
+ * need a shell snapshot, which go through an in-process exec-server backend created on first use.
+ */
+export class LocalExecEnvironment implements ExecEnvironment {
+  readonly id: string;
+  readonly isRemote = false;
+  readonly cwd: string;
+  readonly shell: Shell;
+  readonly permissionProfile: PermissionProfileName;
+  readonly workspaceRoots: readonly string[] | undefined;
+  readonly networkAccess: boolean;
+  readonly envPolicy: ExecEnvPolicy;
+  readonly allowLoginShell: boolean;
+  readonly shellSnapshot: boolean;
+  readonly #backendOptions: LocalBackendOptions;
+  #backend: LocalBackend | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: LocalExecEnvironmentOptions = {}) {
+    this.id = options.id ?? 'local';
+    this.cwd = resolve(options.cwd ?? process.cwd());
+    const shellPath = options.shell ?? process.env.SHELL;
+    this.shell = Shell.fromPath(shellPath !== undefined && isAbsolute(shellPath) ? shellPath : '/bin/bash');
+    this.permissionProfile = options.permissionProfile ?? 'workspace-write';
+    this.workspaceRoots = options.workspaceRoots?.map((root) => resolve(this.cwd, root));
+    this.networkAccess = options.networkAccess ?? false;
+    this.envPolicy = options.envPolicy ?? DEFAULT_ENV_POLICY;
+    this.allowLoginShell = options.allowLoginShell ?? true;
+    this.shellSnapshot = options.shellSnapshot ?? false;
+    this.#backendOptions = {
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
+      ...options.backendOptions,
+    };
+  }
+
+  /** The in-process exec-server backend (created on first use). */
+  async execBackend(): Promise<ExecBackend> {
+    if (this.#closing !== undefined) throw new Error('the local environment is closed');
+    this.#backend ??= new LocalBackend(this.#backendOptions);
+    return this.#backend;
+  }
+
+  /** Kills what the in-process backend still runs. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await this.#backend?.close();
+    })();
+    return this.#closing;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}

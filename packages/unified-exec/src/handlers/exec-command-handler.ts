@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import { posix, resolve } from 'node:path';
+import type { ExecEnvironment } from '../environment/exec-environment.ts';
+import { UnifiedExecError } from '../errors.ts';
+import { shlexJoin } from '../internal/shlex.ts';
+import type { UnifiedExecProcessManager } from '../manager/process-manager.ts';
+import { generateChunkId } from '../output/chunk-id.ts';
+import type { TruncationPolicy } from '../output/truncation.ts';
+import { approxTokenCount } from '../output/truncation.ts';
+import { encodeUtf8 } from '../output/utf8.ts';
+import { parseExecCommandArgs } from '../tools/exec-command-args.ts';
+import { rustDebugString } from '../tools/rust-format.ts';
+import { Shell } from '../tools/shell.ts';
+import { errorResult, successResult, type ToolCallResult } from './tool-call-result.ts';
+
+/** What the exec_command handler needs. */
+export interface ExecCommandHandlerOptions {
+  readonly manager: UnifiedExecProcessManager;
+  /** The environments the model may target; the first is the default. */
+  readonly environments: readonly ExecEnvironment[];
+  /** Offer `with_additional_permissions` (default false). */
+  readonly execPermissionApprovals?: boolean | undefined;
+  /** The turn's truncation policy (default 10,000 tokens). */
+  readonly turnPolicy?: TruncationPolicy | undefined;
+}
+
+/** Per-call options. */
+export interface ToolCallOptions {
+  /** The tool call id (default: a fresh UUID). */
+  readonly callId?: string | undefined;
+}
+
+// The environment a call names, read leniently before the real parse (which reports errors).
+function requestedEnvironmentId(args: unknown): string | undefined {
+  let value = args;
+  if (typeof args === 'string') {
+    try {
+      value = JSON.parse(args);
+    } catch {
+      return undefined;
+    }
+  }
+  const id = (value as { environment_id?: unknown } | null)?.environment_id;
+  return typeof id === 'string' ? id : undefined;
+}
+
+/**
+ * The exec_command tool (the original's `ExecCommandHandler`): parses the model's JSON
+ * arguments, resolves environment, cwd and shell, reserves an id and runs the command through
+ * the manager. Never throws: argument and manager errors come back as text
+ * (``exec_command failed for `…`: …``), and a sandbox denial as a normal result with its exit code.
+ */
+export async function handleExecCommand(
+  handler: ExecCommandHandlerOptions,
+  args: unknown,
+  options: ToolCallOptions = {},
+): Promise<ToolCallResult> {
+  const { manager, environments } = handler;
+  const fallback = environments[0];
+  if (fallback === undefined) return errorResult('unified exec is unavailable in this session');
+  const requestedId = requestedEnvironmentId(args);
+  const preselected = environments.find((environment) => environment.id === requestedId) ?? fallback;
+  const parsed = parseExecCommandArgs(args, {
+    approvalPolicy: manager.approvalPolicy,
+    allowLoginShell: preselected.allowLoginShell,
+    execPermissionApprovals: handler.execPermissionApprovals ?? false,
+    environmentIds: environments.map((environment) => environment.id),
+  });
+  if (!parsed.ok) return errorResult(parsed.message);
+  const parsedArgs = parsed.args;
+  const environment =
+    environments.find((candidate) => candidate.id === parsedArgs.environment_id) ?? fallback;
+  const workdir = parsedArgs.workdir;
+  const cwd =
+    workdir === undefined || workdir.length === 0
+      ? environment.cwd
+      : environment.isRemote
+        ? posix.resolve(environment.cwd, workdir)
+        : resolve(environment.cwd, workdir);
+  const shell = parsedArgs.shell === undefined ? environment.shell : Shell.fromPath(parsedArgs.shell);
+  if (environment.isRemote && parsedArgs.shell !== undefined && shell.type !== environment.shell.type) {
+    return errorResult(`environment \`${environment.id}\` only supports \`${environment.shell.type}\``);
+  }
+  const command = shell.deriveExecArgs(parsedArgs.cmd, parsedArgs.login ?? environment.allowLoginShell);
+  const callId = options.callId ?? randomUUID();
+  const processId = manager.allocateProcessId();
+  try {
+    const output = await manager.execCommand({
+      callId,
+      processId,
+      command,
+      hookCommand: parsedArgs.cmd,
+      cwd,
+      environment,
+      shellType: shell.type,
+      tty: parsedArgs.tty,
+      yieldTimeMs: parsedArgs.yield_time_ms,
+      maxOutputTokens: parsedArgs.max_output_tokens,
+      sandboxPermissions: parsedArgs.sandbox_permissions,
+      justification: parsedArgs.justification,
+    });
+    return successResult(output, handler.turnPolicy);
+  } catch (error) {
+    if (UnifiedExecError.isUnifiedExecError(error) && error.kind === 'sandboxDenied' && error.deniedOutput) {
+      // A refused command is terminal, not an error: its output and exit code, no session.
+      const { text, exitCode } = error.deniedOutput;
+      return successResult(
+        {
+          callId,
+          chunkId: generateChunkId(),
+          wallTimeSeconds: 0,
+          rawOutput: encodeUtf8(text),
+          omittedBytes: 0,
+          originalTokenCount: approxTokenCount(text),
+          processId: undefined,
+          exitCode,
+          maxOutputTokens: parsedArgs.max_output_tokens,
+          command,
+        },
+        handler.turnPolicy,
+      );
+    }
+    const debug = UnifiedExecError.isUnifiedExecError(error)
+      ? error.debugText
+      : `CreateProcess { message: ${rustDebugString(error instanceof Error ? error.message : String(error))} }`;
+    return errorResult(`exec_command failed for \`${shlexJoin(command)}\`: ${debug}`);
+  }
+}

@@ -1,0 +1,35 @@
+import type { UnifiedExecProcessManager } from '../manager/process-manager.ts';
+import type { TruncationPolicy } from '../output/truncation.ts';
+import { parseWriteStdinArgs } from '../tools/write-stdin-args.ts';
+import { errorResult, successResult, type ToolCallResult } from './tool-call-result.ts';
+
+/** What the write_stdin handler needs. */
+export interface WriteStdinHandlerOptions {
+  readonly manager: UnifiedExecProcessManager;
+  /** The turn's truncation policy (default 10,000 tokens). */
+  readonly turnPolicy?: TruncationPolicy | undefined;
+}
+
+/**
+ * The write_stdin tool (the original's `WriteStdinHandler`): parses the model's JSON arguments
+ * and writes to (or polls) a stored process. Never throws: errors come back as text
+ * (`write_stdin failed: …`).
+ */
+export async function handleWriteStdin(
+  handler: WriteStdinHandlerOptions,
+  args: unknown,
+): Promise<ToolCallResult> {
+  const parsed = parseWriteStdinArgs(args);
+  if (!parsed.ok) return errorResult(parsed.message);
+  try {
+    const output = await handler.manager.writeStdin({
+      processId: parsed.args.session_id,
+      input: parsed.args.chars,
+      yieldTimeMs: parsed.args.yield_time_ms,
+      maxOutputTokens: parsed.args.max_output_tokens,
+    });
+    return successResult(output, handler.turnPolicy);
+  } catch (error) {
+    return errorResult(`write_stdin failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

@@ -1,0 +1,57 @@
+import type { ApprovalPolicy } from '../tools/exec-command-policy.ts';
+
+/** What the host answers to an approval request (the original's `ReviewDecision`, reduced). */
+export type ApprovalDecision = 'approved' | 'approved_for_session' | 'denied' | 'abort';
+
+/** Why approval is asked: before the first attempt, or to retry without the sandbox after a denial. */
+export type ApprovalPurpose = 'initial' | 'sandbox_retry';
+
+/** One question to the person (or policy engine) behind the host. */
+export interface ApprovalRequest {
+  /** The tool call this command belongs to. */
+  readonly callId: string;
+  /** The unified process id reserved for it. */
+  readonly processId: number;
+  /** The argv that would run (shell included). */
+  readonly command: readonly string[];
+  /** The command's working directory. */
+  readonly cwd: string;
+  /** The environment it runs in. */
+  readonly environmentId: string;
+  readonly purpose: ApprovalPurpose;
+  /** The model's justification (initial escalation) or `command failed; retry without sandbox?`. */
+  readonly reason: string | undefined;
+}
+
+/**
+ * Decides approval requests; supplied by the host (a terminal prompt, an MCP elicitation, a
+ * policy engine). Throwing counts as `denied`.
+ */
+export type Approver = (request: ApprovalRequest) => ApprovalDecision | Promise<ApprovalDecision>;
+
+/** The approver used when the host supplies none: every request is denied. */
+export const DENY_ALL_APPROVER: Approver = () => 'denied';
+
+/** The retry reason the original shows after a sandbox denial. */
+export const SANDBOX_RETRY_REASON = 'command failed; retry without sandbox?';
+
+/** The rejection text when approval is denied or aborted (as the original). */
+export const REJECTED_BY_USER = 'rejected by user';
+
+/** Whether a denial under this policy may be retried without the sandbox after asking. */
+export function wantsNoSandboxApproval(policy: ApprovalPolicy): boolean {
+  return policy !== 'never';
+}
+
+/** Whether a command with these permissions needs approval before its first attempt. */
+export function needsInitialApproval(policy: ApprovalPolicy, escalated: boolean): boolean {
+  switch (policy) {
+    case 'untrusted':
+      return true;
+    case 'on-request':
+      return escalated;
+    case 'on-failure':
+    case 'never':
+      return false;
+  }
+}

@@ -1,0 +1,58 @@
+import type { SandboxType } from '@execd/protocol';
+import type { SpawnResult } from '@execd/sandboxing';
+import { UnifiedExecError } from '../errors.ts';
+import type { ProcessDriver, ProcessSink } from './process-driver.ts';
+
+/**
+ * A child spawned in this Node process by `spawnProcess` (the original's local
+ * `ExecCommandSession`): output is read from the start, exit and close come from pty-utils.
+ */
+export class LocalSpawnDriver implements ProcessDriver {
+  readonly sandboxType: SandboxType;
+  readonly backendProcessId: undefined = undefined;
+  readonly #spawned: SpawnResult;
+  #closing: Promise<void> | undefined;
+
+  constructor(spawned: SpawnResult) {
+    this.#spawned = spawned;
+    this.sandboxType = spawned.sandboxType;
+  }
+
+  attach(sink: ProcessSink): void {
+    const child = this.#spawned.process;
+    void child.exited.then((status) => sink.exited(status.exitCode));
+    void (async () => {
+      try {
+        for await (const chunk of child.output()) sink.output(chunk.bytes);
+      } catch {
+        // The reader only fails when the process is torn down; `closed` still settles below.
+      }
+      await child.closed;
+      sink.closed();
+    })();
+  }
+
+  async write(bytes: Uint8Array): Promise<void> {
+    try {
+      await this.#spawned.process.write(bytes);
+    } catch (error) {
+      throw UnifiedExecError.writeToStdin(error);
+    }
+  }
+
+  async interrupt(): Promise<void> {
+    this.#spawned.process.interrupt();
+  }
+
+  async terminate(): Promise<boolean> {
+    const child = this.#spawned.process;
+    child.kill('SIGKILL');
+    await child.exited;
+    return true;
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#spawned.process.close();
+    return this.#closing;
+  }
+}
