@@ -28,3 +28,21 @@ export {
   toPolicyDecisionNotification,
 } from './records.ts';
 export { createStaticResolver, type NetworkResolver, systemResolver } from './resolver.ts';
+export { BRIDGE_READY_LINE, type BridgeConfig, type BridgeListener, type BridgeTarget } from './bridge/bridge-config.ts';
+export { isBwrapArgv, shareBridgeNetwork } from './bridge/bwrap-argv.ts';
+export { NETWORK_PROXY_ACTIVE_ENV, NO_PROXY_HOSTS, proxyEnvironment } from './bridge/proxy-env.ts';
+export {
+  BRIDGE_START_TIMEOUT_MS,
+  DEFAULT_BRIDGE_HTTP_PORT,
+  DEFAULT_BRIDGE_SOCKS_PORT,
+  NetworkBridge,
+  type StartBridgeOptions,
+  startBridge,
+} from './bridge/start-bridge.ts';
+export {
+  type ManagedNetworkChild,
+  type ManagedNetworkProcess,
+  type ManagedNetworkSpawnRequest,
+  type SpawnWithManagedNetworkOptions,
+  spawnWithManagedNetwork,
+} from './spawn-with-managed-network.ts';

@@ -1,0 +1,98 @@
+/**
+ * The network bridge process (`dist/bridge.js`). It runs inside the sandbox's network namespace
+ * only (not its mount namespace, not its seccomp filter): it listens on 127.0.0.1 (and ::1) there
+ * and forwards every connection to the proxy's unix sockets on the host filesystem. It exits when
+ * its stdin closes (the executor went away), on SIGTERM/SIGINT, or when a listener fails.
+ *
+ * Usage: node bridge.js '<BridgeConfig JSON>'
+ */
+import net from 'node:net';
+import { BRIDGE_READY_LINE, type BridgeListener, type BridgeTarget, parseBridgeConfig } from './bridge-config.ts';
+
+/** A proxy's reply to the tunnel CONNECT is a short header block; more means something is wrong. */
+const MAX_TUNNEL_REPLY_BYTES = 16 * 1024;
+
+function splice(a: net.Socket, b: net.Socket): void {
+  const fail = (): void => {
+    a.destroy();
+    b.destroy();
+  };
+  a.on('error', fail);
+  b.on('error', fail);
+  a.pipe(b);
+  b.pipe(a);
+}
+
+function openTunnel(client: net.Socket, target: Extract<BridgeTarget, { kind: 'tunnel' }>): void {
+  const upstream = net.connect({ path: target.path, allowHalfOpen: true });
+  client.pause();
+  let reply = Buffer.alloc(0);
+  const onData = (chunk: Buffer): void => {
+    reply = Buffer.concat([reply, chunk]);
+    const end = reply.indexOf('\r\n\r\n');
+    if (end < 0) {
+      if (reply.length > MAX_TUNNEL_REPLY_BYTES) upstream.destroy();
+      return;
+    }
+    upstream.off('data', onData);
+    // Anything but 200 is a denial (recorded by the proxy); the client sees its connection closed.
+    if (!/^HTTP\/1\.[01] 200/.test(reply.subarray(0, end).toString('latin1'))) {
+      upstream.destroy();
+      client.destroy();
+      return;
+    }
+    const rest = reply.subarray(end + 4);
+    if (rest.length > 0) client.write(rest);
+    splice(client, upstream);
+    client.resume();
+  };
+  upstream.on('data', onData);
+  upstream.once('error', () => client.destroy());
+  upstream.once('close', () => {
+    if (!client.destroyed && client.isPaused()) client.destroy();
+  });
+  upstream.write(`CONNECT 127.0.0.1:${target.port} HTTP/1.1\r\nHost: 127.0.0.1:${target.port}\r\n\r\n`);
+}
+
+function handle(client: net.Socket, target: BridgeTarget): void {
+  client.on('error', () => client.destroy());
+  if (target.kind === 'tunnel') {
+    openTunnel(client, target);
+    return;
+  }
+  const upstream = net.connect({ path: target.path, allowHalfOpen: true });
+  splice(client, upstream);
+}
+
+function listenOn(listener: BridgeListener, host: string): Promise<net.Server | undefined> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer({ allowHalfOpen: true }, (client) => handle(client, listener.target));
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      // ::1 is missing when IPv6 is disabled; 127.0.0.1 is what the proxy variables name.
+      if (host === '::1') resolve(undefined);
+      else reject(error);
+    });
+    server.listen(listener.port, host, () => resolve(server));
+  });
+}
+
+async function main(): Promise<void> {
+  const config = parseBridgeConfig(process.argv[2] ?? '');
+  for (const listener of config.listeners) {
+    await listenOn(listener, '127.0.0.1');
+    await listenOn(listener, '::1');
+  }
+  const exit = (): never => process.exit(0);
+  process.on('SIGTERM', exit);
+  process.on('SIGINT', exit);
+  process.stdin.on('end', exit);
+  process.stdin.on('close', exit);
+  process.stdin.on('error', exit);
+  process.stdin.resume();
+  process.stdout.write(`${BRIDGE_READY_LINE}\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`execd network bridge: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
