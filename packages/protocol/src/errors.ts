@@ -18,6 +18,7 @@ export type ExecErrorCode =
   | 'spawnFailed'
   | 'outputGap'
   | 'aborted'
+  | 'stdinClosed'
   | 'frameTooLarge'
   | 'unsupported'
   | 'protocol';

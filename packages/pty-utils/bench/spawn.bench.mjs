@@ -144,15 +144,46 @@ if (bytesSeen.rawNodePty < THROUGHPUT_BYTES) {
     `  (raw node-pty delivered only ${bytesSeen.rawNodePty} of ${THROUGHPUT_BYTES} bytes by onExit in its worst run)\n`,
   );
 }
+const figure = (name, execd, baseline, baselineName, unit) => ({
+  figure: name,
+  execd,
+  baseline,
+  baselineName,
+  unit,
+  ratio: baseline ? execd / baseline : null,
+});
 out.write(
   `${JSON.stringify({
-    bench: 'pty-utils/spawn',
-    spawnRuns: SPAWN_RUNS,
-    throughputRuns: THROUGHPUT_RUNS,
-    throughputBytes: THROUGHPUT_BYTES,
-    spawnMs,
-    throughputMBps,
-    minBytesDelivered: bytesSeen,
-    ratios,
+    name: 'pty-utils spawn and throughput',
+    figures: [
+      figure(
+        'spawn+exit of echo hi, pipes (median)',
+        spawnMs.spawnPipe,
+        spawnMs.rawChildProcess,
+        'raw child_process.spawn',
+        'ms',
+      ),
+      figure(
+        'spawn+exit of echo hi, PTY (median)',
+        spawnMs.spawnPty,
+        spawnMs.rawNodePty,
+        'raw node-pty',
+        'ms',
+      ),
+      figure(
+        '256 MiB of output, pipes',
+        throughputMBps.spawnPipe,
+        throughputMBps.rawChildProcess,
+        'raw child_process.spawn',
+        'MB/s',
+      ),
+      figure(
+        '256 MiB of output, PTY',
+        throughputMBps.spawnPty,
+        throughputMBps.rawNodePty,
+        'raw node-pty',
+        'MB/s',
+      ),
+    ],
   })}\n`,
 );
