@@ -22,6 +22,7 @@ export { type BwrapArgsOptions, buildBwrapArgs } from './linux/bwrap-args.ts';
 export {
   BWRAP_PROBE_TIMEOUT_MS,
   type BwrapCapabilities,
+  type BwrapProbeOptions,
   isUserNamespaceFailure,
   probeBwrap,
 } from './linux/bwrap-probe.ts';

@@ -34,12 +34,12 @@ interface RunResult {
   readonly stderr: string;
 }
 
-function run(argv: readonly string[]): Promise<RunResult> {
+function run(argv: readonly string[], timeoutMs: number): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0]!, argv.slice(1), {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { PATH: '/usr/bin:/bin' },
-      timeout: BWRAP_PROBE_TIMEOUT_MS,
+      timeout: timeoutMs,
       killSignal: 'SIGKILL',
     });
     let stdout = '';
@@ -71,7 +71,11 @@ export function isUserNamespaceFailure(stderr: string): boolean {
   );
 }
 
-async function tryRun(path: string, caps: Omit<BwrapCapabilities, 'path'>): Promise<RunResult> {
+async function tryRun(
+  path: string,
+  caps: Omit<BwrapCapabilities, 'path'>,
+  timeoutMs: number,
+): Promise<RunResult> {
   const filter = buildSeccompFilter({
     arch: caps.arch,
     networkDisabled: true,
@@ -85,17 +89,22 @@ async function tryRun(path: string, caps: Omit<BwrapCapabilities, 'path'>): Prom
     disableUserns: caps.disableUserns,
     seccompFd: SECCOMP_FD,
   });
-  return run(
-    withSeccompLauncher(seccompFilterPath(filter), [path, ...flags, LAUNCHER_SHELL, '-c', 'exit 0']),
-  );
+  const argv = withSeccompLauncher(seccompFilterPath(filter), [
+    path,
+    ...flags,
+    LAUNCHER_SHELL,
+    '-c',
+    'exit 0',
+  ]);
+  return run(argv, timeoutMs);
 }
 
-async function probe(path: string): Promise<BwrapCapabilities> {
+async function probe(path: string, timeoutMs: number): Promise<BwrapCapabilities> {
   const arch = seccompArchOf();
   if (arch === undefined) throw unsupported(`no seccomp syscall table for architecture ${process.arch}`);
   let help: RunResult;
   try {
-    help = await run([path, '--help']);
+    help = await run([path, '--help'], timeoutMs);
   } catch (error) {
     throw unsupported(`bubblewrap at ${path} cannot be run`, error);
   }
@@ -105,17 +114,25 @@ async function probe(path: string): Promise<BwrapCapabilities> {
     disableUserns: help.stdout.includes('--disable-userns'),
     argv0: help.stdout.includes('--argv0'),
   };
-  let result = await tryRun(path, caps);
+  let result = await tryRun(path, caps, timeoutMs);
   if (result.exitCode !== 0 && /can't mount proc/i.test(result.stderr)) {
     caps.mountProc = false;
-    result = await tryRun(path, caps);
+    result = await tryRun(path, caps, timeoutMs);
   }
   if (result.exitCode === 0) return { path, ...caps };
-  const detail = result.stderr.trim() || `exit code ${result.exitCode}`;
+  const detail =
+    result.stderr.trim() ||
+    (result.exitCode === null ? `no answer within ${timeoutMs} ms` : `exit code ${result.exitCode}`);
   if (isUserNamespaceFailure(result.stderr)) {
     throw unsupported(`bubblewrap cannot create user namespaces on this host (${detail})`);
   }
   throw unsupported(`bubblewrap at ${path} does not work on this host (${detail})`);
+}
+
+/** Options of {@link probeBwrap}. */
+export interface BwrapProbeOptions {
+  /** Give up on a bubblewrap that does not answer (default {@link BWRAP_PROBE_TIMEOUT_MS}); the first probe of a path decides. */
+  readonly timeoutMs?: number;
 }
 
 const probes = new Map<string, Promise<BwrapCapabilities>>();
@@ -125,10 +142,10 @@ const probes = new Map<string, Promise<BwrapCapabilities>>();
  * way execd builds one: user/pid/net namespaces, procfs, the seccomp filter. Rejects with an
  * `unsupported` ExecError that says what is wrong, instead of letting every command fail oddly.
  */
-export function probeBwrap(path: string): Promise<BwrapCapabilities> {
+export function probeBwrap(path: string, options: BwrapProbeOptions = {}): Promise<BwrapCapabilities> {
   let pending = probes.get(path);
   if (pending === undefined) {
-    pending = probe(path);
+    pending = probe(path, options.timeoutMs ?? BWRAP_PROBE_TIMEOUT_MS);
     probes.set(path, pending);
   }
   return pending;
