@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { type Logger, NOOP_LOGGER } from '@execd/exec-server';
-import type { ShellSnapshotRequest } from '@execd/protocol';
 import { EARLY_EXIT_GRACE_PERIOD_MS, INTERRUPT_INPUT, TTY_WRITE_SETTLE_MS } from '../constants.ts';
 import type { ExecEnvironment } from '../environment/exec-environment.ts';
 import { UnifiedExecError } from '../errors.ts';
@@ -8,20 +7,17 @@ import { sleep } from '../internal/change-signal.ts';
 import { Emitter } from '../internal/emitter.ts';
 import type { Approver } from '../orchestrator/approval.ts';
 import { ToolOrchestrator } from '../orchestrator/tool-orchestrator.ts';
-import { generateChunkId } from '../output/chunk-id.ts';
-import type { HeadTailBuffer } from '../output/head-tail-buffer.ts';
 import { decodeUtf8Lossy, encodeUtf8 } from '../output/utf8.ts';
 import { collectOutputUntilDeadline } from '../process/collect-output.ts';
 import type { UnifiedExecProcess } from '../process/unified-exec-process.ts';
-import { buildCommandEnv } from '../runtime/command-env.ts';
-import { launchAttempt } from '../runtime/launch.ts';
+import { openSession } from '../runtime/open-session.ts';
 import type { ApprovalPolicy } from '../tools/exec-command-policy.ts';
 import { clampExecYieldTime, clampWriteStdinYieldTime } from '../tools/yield-time.ts';
 import type { UnifiedExecEvent } from './events.ts';
 import { OutputStreaming } from './output-streaming.ts';
 import { type ProcessEntry, ProcessStore } from './process-store.ts';
 import type { ExecCommandRequest, ProcessListing, WriteStdinRequest } from './requests.ts';
-import type { ExecCommandToolOutput } from './tool-output.ts';
+import { buildToolOutput, type ExecCommandToolOutput } from './tool-output.ts';
 
 /** Options of a UnifiedExecProcessManager. */
 export interface UnifiedExecProcessManagerOptions {
@@ -118,7 +114,12 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
     let process: UnifiedExecProcess;
     try {
       if (this.#closing !== undefined) throw UnifiedExecError.createProcess('the process manager is closed');
-      process = await this.#open(request);
+      process = await openSession(this.#orchestrator, request, {
+        threadId: this.#threadId,
+        sessionId: this.#sessionId,
+        earlyExitGraceMs: this.#earlyExitGraceMs,
+        logger: this.#logger,
+      });
     } catch (error) {
       this.releaseProcessId(processId);
       throw error;
@@ -178,7 +179,7 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
         const denial = process.sandboxDenial(text);
         if (denial !== undefined) throw denial;
       }
-      return toolOutput(request.callId, collected, wallTimeSeconds, {
+      return buildToolOutput(request.callId, collected, wallTimeSeconds, {
         processId: responseProcessId,
         exitCode,
         maxOutputTokens: request.maxOutputTokens,
@@ -187,72 +188,6 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
     } finally {
       release();
     }
-  }
-
-  async #open(request: ExecCommandRequest): Promise<UnifiedExecProcess> {
-    const { environment } = request;
-    const env = buildCommandEnv(environment.envPolicy, {
-      threadId: this.#threadId,
-      ...(this.#sessionId === undefined ? {} : { sessionId: this.#sessionId }),
-    });
-    const shellSnapshot = this.#shellSnapshotRequest(request);
-    try {
-      return await this.#orchestrator.run(
-        {
-          callId: request.callId,
-          processId: request.processId,
-          command: request.command,
-          cwd: request.cwd,
-          environmentId: environment.id,
-          sandboxPermissions: request.sandboxPermissions,
-          justification: request.justification,
-          sandboxable: environment.permissionProfile !== 'danger-full-access',
-        },
-        (attempt) =>
-          launchAttempt(
-            {
-              processId: request.processId,
-              command: request.command,
-              cwd: request.cwd,
-              tty: request.tty,
-              env,
-              shellSnapshot,
-              environment,
-              earlyExitGraceMs: this.#earlyExitGraceMs,
-              logger: this.#logger,
-            },
-            attempt,
-          ),
-      );
-    } catch (error) {
-      if (
-        UnifiedExecError.isUnifiedExecError(error) &&
-        error.kind === 'sandboxDenied' &&
-        error.deniedOutput
-      ) {
-        const { text, exitCode } = error.deniedOutput;
-        throw UnifiedExecError.sandboxDenied(
-          text.length > 0 ? text : `Process exited with code ${exitCode}`,
-          {
-            text,
-            exitCode,
-          },
-        );
-      }
-      throw error;
-    }
-  }
-
-  #shellSnapshotRequest(request: ExecCommandRequest): ShellSnapshotRequest | undefined {
-    const { environment, command } = request;
-    const shellPath = command[0];
-    if (!environment.shellSnapshot || request.cwd !== environment.cwd || shellPath === undefined)
-      return undefined;
-    if (!['bash', 'zsh', 'sh'].includes(request.shellType) || command[1] !== '-lc') return undefined;
-    return {
-      scopeId: `${this.#threadId}:${environment.id}`,
-      shell: { name: request.shellType, path: shellPath },
-    };
   }
 
   #storeProcess(
@@ -347,7 +282,7 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
           stdin: request.input,
         });
       }
-      return toolOutput(entry.callId, collected, wallTimeSeconds, {
+      return buildToolOutput(entry.callId, collected, wallTimeSeconds, {
         processId: responseProcessId,
         exitCode,
         maxOutputTokens: request.maxOutputTokens,
@@ -418,21 +353,4 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
     this.#background.add(tracked);
     void tracked.finally(() => this.#background.delete(tracked));
   }
-}
-
-function toolOutput(
-  callId: string,
-  collected: HeadTailBuffer,
-  wallTimeSeconds: number,
-  fields: Pick<ExecCommandToolOutput, 'processId' | 'exitCode' | 'maxOutputTokens' | 'command'>,
-): ExecCommandToolOutput {
-  return {
-    callId,
-    chunkId: generateChunkId(),
-    wallTimeSeconds,
-    rawOutput: collected.toBytesWithOmissionMarker(),
-    omittedBytes: collected.omittedBytes,
-    originalTokenCount: Math.ceil(collected.totalBytes / 4),
-    ...fields,
-  };
 }

@@ -1,9 +1,11 @@
+import { generateChunkId } from '../output/chunk-id.ts';
 import {
   type ExecCommandStructuredResult,
   type ExecCommandToolOutputInput,
   execCommandStructuredResult,
   formatExecCommandToolOutput,
 } from '../output/exec-output.ts';
+import type { HeadTailBuffer } from '../output/head-tail-buffer.ts';
 import type { TruncationPolicy } from '../output/truncation.ts';
 
 /** The result of one exec_command / write_stdin call, before it is rendered for the model. */
@@ -58,4 +60,22 @@ export function renderToolOutputJson(
   turnPolicy?: TruncationPolicy,
 ): ExecCommandStructuredResult {
   return execCommandStructuredResult(formatterInput(output, turnPolicy));
+}
+
+/** The output of a call that collected `collected` in `wallTimeSeconds` (fresh chunk id, token count of all bytes). */
+export function buildToolOutput(
+  callId: string,
+  collected: HeadTailBuffer,
+  wallTimeSeconds: number,
+  fields: Pick<ExecCommandToolOutput, 'processId' | 'exitCode' | 'maxOutputTokens' | 'command'>,
+): ExecCommandToolOutput {
+  return {
+    callId,
+    chunkId: generateChunkId(),
+    wallTimeSeconds,
+    rawOutput: collected.toBytesWithOmissionMarker(),
+    omittedBytes: collected.omittedBytes,
+    originalTokenCount: Math.ceil(collected.totalBytes / 4),
+    ...fields,
+  };
 }

@@ -1,0 +1,73 @@
+import type { Logger } from '@execd/exec-server';
+import { UnifiedExecError } from '../errors.ts';
+import type { ExecCommandRequest } from '../manager/requests.ts';
+import type { ToolOrchestrator } from '../orchestrator/tool-orchestrator.ts';
+import type { UnifiedExecProcess } from '../process/unified-exec-process.ts';
+import { buildCommandEnv } from './command-env.ts';
+import { launchAttempt } from './launch.ts';
+import { shellSnapshotRequest } from './shell-snapshot-request.ts';
+
+/** What {@link openSession} needs besides the request. */
+export interface OpenSessionContext {
+  /** `CODEX_THREAD_ID`, also the shell-snapshot scope. */
+  readonly threadId: string;
+  /** `CODEX_SESSION_ID` when set. */
+  readonly sessionId: string | undefined;
+  readonly earlyExitGraceMs: number;
+  readonly logger: Logger;
+}
+
+/**
+ * Prepares and starts a command's process (the original's `open_session_with_sandbox`): builds
+ * its environment and shell-snapshot request, then lets the orchestrator approve and run the
+ * attempts. A sandbox denial that is not retried comes out as `sandboxDenied` whose message is
+ * the full output (or `Process exited with code N`); other failures as `createProcess`.
+ */
+export async function openSession(
+  orchestrator: ToolOrchestrator,
+  request: ExecCommandRequest,
+  context: OpenSessionContext,
+): Promise<UnifiedExecProcess> {
+  const { environment } = request;
+  const env = buildCommandEnv(environment.envPolicy, {
+    threadId: context.threadId,
+    ...(context.sessionId === undefined ? {} : { sessionId: context.sessionId }),
+  });
+  const shellSnapshot = shellSnapshotRequest(request, context.threadId);
+  try {
+    return await orchestrator.run(
+      {
+        callId: request.callId,
+        processId: request.processId,
+        command: request.command,
+        cwd: request.cwd,
+        environmentId: environment.id,
+        sandboxPermissions: request.sandboxPermissions,
+        justification: request.justification,
+        sandboxable: environment.permissionProfile !== 'danger-full-access',
+      },
+      (attempt) =>
+        launchAttempt(
+          {
+            processId: request.processId,
+            command: request.command,
+            cwd: request.cwd,
+            tty: request.tty,
+            env,
+            shellSnapshot,
+            environment,
+            earlyExitGraceMs: context.earlyExitGraceMs,
+            logger: context.logger,
+          },
+          attempt,
+        ),
+    );
+  } catch (error) {
+    if (UnifiedExecError.isUnifiedExecError(error) && error.kind === 'sandboxDenied' && error.deniedOutput) {
+      const { text, exitCode } = error.deniedOutput;
+      const message = text.length > 0 ? text : `Process exited with code ${exitCode}`;
+      throw UnifiedExecError.sandboxDenied(message, { text, exitCode });
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,14 @@
+import { afterEach, expect } from 'vitest';
+import { childPids } from './helpers/processes.ts';
+import { waitFor } from './helpers/wait-for.ts';
+import { defineBasicScenarios } from './scenarios/basic-scenarios.ts';
+import { defineSessionScenarios } from './scenarios/session-scenarios.ts';
+
+// Every scenario against a local environment (direct spawn).
+afterEach(async () => {
+  await waitFor(() => childPids().length === 0, { what: 'every child to be reaped', timeoutMs: 10_000 }).catch(() => undefined);
+  expect(childPids()).toEqual([]);
+});
+
+defineBasicScenarios('local');
+defineSessionScenarios('local');
