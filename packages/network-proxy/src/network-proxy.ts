@@ -253,6 +253,9 @@ export class NetworkProxy implements AsyncDisposable {
     this.#decider?.close();
     this.#http.close();
     const closing = Promise.all(this.#servers.map(closeServer));
+    // Requests that were waiting for the decider settle in microtasks; let them write their
+    // 403 (proxyClosed) before every connection is cut.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     for (const socket of this.#sockets) socket.destroy();
     await closing;
     this.#log.close();

@@ -110,6 +110,9 @@ export function normalizeHost(raw: string): string | undefined {
   let host = raw.trim();
   if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
   if (host === '' || host.length > 255) return undefined;
+  // Only name characters (any script, for IDN) or an IPv6 literal: URL syntax such as `user@`,
+  // `/path`, `%41` or `:port` must not sneak through the URL parser below.
+  if (isIP(host) !== 6 && !/^[\p{L}\p{M}\p{N}._-]+$/u.test(host)) return undefined;
   const literal = isIP(host) === 6 ? `[${host}]` : host;
   let parsed: string;
   try {
