@@ -2,6 +2,9 @@ import { afterEach, expect } from 'vitest';
 import { childPids } from './helpers/processes.ts';
 import { waitFor } from './helpers/wait-for.ts';
 import { defineBasicScenarios } from './scenarios/basic-scenarios.ts';
+import { defineErrorScenarios } from './scenarios/error-scenarios.ts';
+import { defineOracleReplayScenarios } from './scenarios/oracle-replay-scenarios.ts';
+import { defineSandboxScenarios } from './scenarios/sandbox-scenarios.ts';
 import { defineSessionScenarios } from './scenarios/session-scenarios.ts';
 
 // Every scenario against a local environment (direct spawn).
@@ -12,3 +15,6 @@ afterEach(async () => {
 
 defineBasicScenarios('local');
 defineSessionScenarios('local');
+defineOracleReplayScenarios('local');
+defineSandboxScenarios('local');
+defineErrorScenarios('local');

@@ -6,6 +6,7 @@ import {
   LocalExecEnvironment,
   type LocalExecEnvironmentOptions,
   type ToolCallResult,
+  type TruncationPolicy,
   UnifiedExecProcessManager,
   type UnifiedExecProcessManagerOptions,
   UnifiedExecTools,
@@ -19,6 +20,8 @@ export type HarnessMode = 'local' | 'remote';
 export interface HarnessOptions {
   readonly manager?: UnifiedExecProcessManagerOptions;
   readonly environment?: LocalExecEnvironmentOptions;
+  /** The turn's truncation policy of the tools. */
+  readonly turnPolicy?: TruncationPolicy;
 }
 
 /** A manager, its tools and one environment rooted in a fresh temp directory. */
@@ -76,7 +79,7 @@ export async function createHarness(mode: HarnessMode, options: HarnessOptions =
     environment = await remoteFactory(environmentOptions);
   }
   const manager = new UnifiedExecProcessManager({ processIds: 'deterministic', ...options.manager });
-  const tools = new UnifiedExecTools({ manager, environments: environment });
+  const tools = new UnifiedExecTools({ manager, environments: environment, turnPolicy: options.turnPolicy });
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
