@@ -6,7 +6,7 @@ import { probeBwrap } from './linux/bwrap-probe.ts';
 import { locateBwrap } from './linux/locate-bwrap.ts';
 import { seccompFilterPath } from './linux/seccomp-fd.ts';
 import { buildSeccompFilter } from './linux/seccomp-filter.ts';
-import { SECCOMP_FD, withSeccompLauncher } from './linux/wrapper.ts';
+import { SECCOMP_FD, splitLauncherEnv, withSeccompLauncher } from './linux/wrapper.ts';
 import { buildSeatbeltArgv, buildSeatbeltPolicy } from './macos/seatbelt.ts';
 import {
   isNetworkDisabled,
@@ -63,6 +63,11 @@ export interface SandboxCommandRequest {
 export interface SandboxCommand {
   /** The launcher argv; always ends with the request's `command`. */
   readonly argv: readonly string[];
+  /**
+   * The environment to spawn with: the request's plus the sandbox hints. Under bubblewrap the
+   * variables a shell acts on at startup (BASH_ENV, SHELLOPTS, …) are left out here and set
+   * for the command by bubblewrap, so the launcher shell outside the sandbox never sees them.
+   */
   readonly env: Readonly<Record<string, string>>;
   /** `argv[0]` override for the spawned program (only when nothing wraps the command). */
   readonly arg0: string | undefined;
@@ -74,7 +79,11 @@ function unsupported(message: string): ExecError {
   return new ExecError('unsupported', message);
 }
 
-async function linuxArgv(request: SandboxCommandRequest, policy: SandboxPolicy): Promise<string[]> {
+async function linuxCommand(
+  request: SandboxCommandRequest,
+  policy: SandboxPolicy,
+  env: Readonly<Record<string, string>>,
+): Promise<{ argv: string[]; env: Record<string, string> }> {
   if (process.platform !== 'linux')
     throw unsupported(`the linuxSeccomp sandbox needs Linux, not ${process.platform}`);
   const untrustedDirs = [policy.cwd, request.cwd, ...policy.writableRoots.map((root) => root.path)];
@@ -98,12 +107,15 @@ async function linuxArgv(request: SandboxCommandRequest, policy: SandboxPolicy):
       throw unsupported('an arg0 override under bubblewrap needs bwrap 0.9 or later (--argv0)');
     flags.splice(flags.length - 1, 0, '--argv0', request.arg0);
   }
+  const launcher = splitLauncherEnv(env);
+  flags.splice(flags.length - 1, 0, ...launcher.setenvFlags);
   const filter = buildSeccompFilter({
     arch: caps.arch,
     networkDisabled,
     denyUserNamespaces: !caps.disableUserns,
   });
-  return withSeccompLauncher(seccompFilterPath(filter), [caps.path, ...flags, ...request.command]);
+  const argv = withSeccompLauncher(seccompFilterPath(filter), [caps.path, ...flags, ...request.command]);
+  return { argv, env: launcher.env };
 }
 
 function macosArgv(request: SandboxCommandRequest, policy: SandboxPolicy): string[] {
@@ -132,7 +144,7 @@ export async function prepareSandboxCommand(request: SandboxCommandRequest): Pro
     case 'none':
       return { argv: [...request.command], env, arg0: request.arg0, sandboxType: 'none' };
     case 'linuxSeccomp':
-      return { argv: await linuxArgv(request, selection!.policy), env, arg0: undefined, sandboxType: type };
+      return { ...(await linuxCommand(request, selection!.policy, env)), arg0: undefined, sandboxType: type };
     case 'macosSeatbelt':
       env[SEATBELT_ENV_VAR] = 'seatbelt';
       return { argv: macosArgv(request, selection!.policy), env, arg0: undefined, sandboxType: type };

@@ -113,6 +113,16 @@ describe('workspace-write under bubblewrap', () => {
     expect(on.stdout).toBe('[]\n');
   });
 
+  test('shell-startup variables reach the command (set by bubblewrap, not seen by the launcher)', async () => {
+    using ws = tempDir();
+    writeFileSync(join(ws.path, 'env.sh'), 'echo sourced\n');
+    const result = await runSandboxed('echo "$SHELLOPTS" | grep -o noclobber; echo "$ENV"', {
+      cwd: ws.path,
+      env: childEnv({ BASH_ENV: join(ws.path, 'env.sh'), SHELLOPTS: 'noclobber', ENV: '/env' }),
+    });
+    expect(result).toMatchObject({ exitCode: 0, stdout: 'sourced\nnoclobber\n/env\n' });
+  });
+
   test('bash, coreutils, git, python (asyncio) and node (child stdin pipes) still work with the network off', async () => {
     using ws = tempDir();
     const script = [

@@ -11,8 +11,8 @@ import { LAUNCHER_SHELL, SECCOMP_FD, withSeccompLauncher } from './wrapper.ts';
  */
 export const BWRAP_PROBE_TIMEOUT_MS = 20_000;
 
-/** Enough of a probe's stderr to classify it; bubblewrap's messages are one line. */
-const PROBE_STDERR_MAX_BYTES = 4096;
+/** Enough of a probe's stdout/stderr to classify it: bubblewrap's `--help` is ~5 KiB, its errors one line. */
+const PROBE_OUTPUT_MAX_BYTES = 65_536;
 
 /** What a working bubblewrap on this host supports. */
 export interface BwrapCapabilities {
@@ -45,10 +45,10 @@ function run(argv: readonly string[], timeoutMs: number): Promise<RunResult> {
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (text: string) => {
-      if (stdout.length < PROBE_STDERR_MAX_BYTES) stdout += text;
+      if (stdout.length < PROBE_OUTPUT_MAX_BYTES) stdout += text;
     });
     child.stderr.setEncoding('utf8').on('data', (text: string) => {
-      if (stderr.length < PROBE_STDERR_MAX_BYTES) stderr += text;
+      if (stderr.length < PROBE_OUTPUT_MAX_BYTES) stderr += text;
     });
     child.once('error', reject);
     // `exit`, not `close`: a descendant that inherited stderr must not hold the probe open.

@@ -15,3 +15,27 @@ const LAUNCHER_SCRIPT = `exec "$@" ${SECCOMP_FD}<"$0"`;
 export function withSeccompLauncher(filterPath: string, bwrapArgv: readonly string[]): string[] {
   return [LAUNCHER_SHELL, '-c', LAUNCHER_SCRIPT, filterPath, ...bwrapArgv];
 }
+
+/**
+ * Variables a shell acts on at startup (bash as `sh`: SHELLOPTS with a PS4 command
+ * substitution, exported functions; ash/dash: ENV when interactive). The launcher runs outside
+ * the sandbox, so it never sees them; bubblewrap hands them to the command with `--setenv`.
+ */
+const LAUNCHER_UNSAFE_ENV = /^(?:ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS4|BASH_XTRACEFD|BASH_FUNC_.*)$/;
+
+/** The launcher's environment and the `--setenv NAME VALUE` flags that restore the rest for the command. */
+export interface LauncherEnv {
+  readonly env: Record<string, string>;
+  readonly setenvFlags: string[];
+}
+
+/** Splits a command's environment into what the launcher may see and what bubblewrap must set. */
+export function splitLauncherEnv(env: Readonly<Record<string, string>>): LauncherEnv {
+  const safe: Record<string, string> = {};
+  const setenvFlags: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (LAUNCHER_UNSAFE_ENV.test(name)) setenvFlags.push('--setenv', name, value);
+    else safe[name] = value;
+  }
+  return { env: safe, setenvFlags };
+}
