@@ -9,7 +9,10 @@ import { defineSessionScenarios } from './scenarios/session-scenarios.ts';
 
 // Every scenario against a local environment (direct spawn).
 afterEach(async () => {
-  await waitFor(() => childPids().length === 0, { what: 'every child to be reaped', timeoutMs: 10_000 }).catch(() => undefined);
+  await waitFor(() => childPids().length === 0, {
+    what: 'every child to be reaped',
+    timeoutMs: 10_000,
+  }).catch(() => undefined);
   expect(childPids()).toEqual([]);
 });
 

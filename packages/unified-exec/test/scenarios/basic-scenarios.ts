@@ -10,14 +10,22 @@ export function defineBasicScenarios(mode: HarnessMode): void {
     test('a short command exits in the first call, without a session id', async () => {
       await using h = await createHarness(mode);
       const result = await h.execParsed({ cmd: 'echo hello' });
-      expect(result).toMatchObject({ exitCode: 0, sessionId: undefined, output: 'hello\n', originalTokenCount: 2 });
+      expect(result).toMatchObject({
+        exitCode: 0,
+        sessionId: undefined,
+        output: 'hello\n',
+        originalTokenCount: 2,
+      });
       expect(result.chunkId).toMatch(/^[0-9a-f]{6}$/);
       expect(h.manager.size).toBe(0);
     });
 
     test('exit codes are preserved (pipes)', async () => {
       await using h = await createHarness(mode);
-      expect(await h.execParsed({ cmd: "printf 'oops\\n'; exit 17" })).toMatchObject({ exitCode: 17, output: 'oops\n' });
+      expect(await h.execParsed({ cmd: "printf 'oops\\n'; exit 17" })).toMatchObject({
+        exitCode: 17,
+        output: 'oops\n',
+      });
     });
 
     test('an early exit with a long yield reports no session id and empty output', async () => {
@@ -38,14 +46,27 @@ export function defineBasicScenarios(mode: HarnessMode): void {
     test('relative workdir is joined onto the environment cwd; absolute is used as is', async () => {
       await using h = await createHarness(mode);
       await mkdir(join(h.dir, 'sub', 'deeper'), { recursive: true });
-      expect((await h.execParsed({ cmd: 'pwd', workdir: 'sub/deeper' })).output).toBe(`${join(h.dir, 'sub', 'deeper')}\n`);
+      expect((await h.execParsed({ cmd: 'pwd', workdir: 'sub/deeper' })).output).toBe(
+        `${join(h.dir, 'sub', 'deeper')}\n`,
+      );
       expect((await h.execParsed({ cmd: 'pwd', workdir: '/' })).output).toBe('/\n');
       expect((await h.execParsed({ cmd: 'pwd', workdir: '' })).output).toBe(`${h.dir}\n`);
     });
 
     test('every command gets the unified-exec variables (PAGER=cat, TERM=dumb, …) and the thread id', async () => {
       await using h = await createHarness(mode, { manager: { threadId: 'thread-under-test' } });
-      const names = ['NO_COLOR', 'TERM', 'LANG', 'LC_CTYPE', 'LC_ALL', 'PAGER', 'GIT_PAGER', 'GH_PAGER', 'CODEX_CI', 'CODEX_THREAD_ID'];
+      const names = [
+        'NO_COLOR',
+        'TERM',
+        'LANG',
+        'LC_CTYPE',
+        'LC_ALL',
+        'PAGER',
+        'GIT_PAGER',
+        'GH_PAGER',
+        'CODEX_CI',
+        'CODEX_THREAD_ID',
+      ];
       const script = names.map((name) => `printf '%s=%s\\n' ${name} "$${name}"`).join('; ');
       const result = await h.execParsed({ cmd: `${script}; printf 'COLORTERM=[%s]\\n' "$COLORTERM"` });
       expect(result.output).toBe(
@@ -100,7 +121,10 @@ export function defineBasicScenarios(mode: HarnessMode): void {
       const begins = events.filter((event) => event.type === 'begin');
       const ends = events.filter((event) => event.type === 'end');
       expect(begins).toHaveLength(1);
-      expect(begins[0]).toMatchObject({ command: ['/bin/bash', '-lc', '/bin/echo hello unified exec'], cwd: h.dir });
+      expect(begins[0]).toMatchObject({
+        command: ['/bin/bash', '-lc', '/bin/echo hello unified exec'],
+        cwd: h.dir,
+      });
       expect(ends).toHaveLength(1);
       expect(ends[0]).toMatchObject({ exitCode: 0, status: 'completed' });
       expect((ends[0] as { aggregatedOutput: string }).aggregatedOutput).toContain('hello unified exec');
@@ -116,7 +140,11 @@ export function defineBasicScenarios(mode: HarnessMode): void {
       const result = await h.execParsed({ cmd, max_output_tokens: 100 });
       expect(result.exitCode).toBe(0);
       expect(result.originalTokenCount).toBe(Math.ceil(2_000_011 / 4));
-      expect(result.output.startsWith(`Warning: truncated output (original token count: ${Math.ceil(2_000_011 / 4)})\n`)).toBe(true);
+      expect(
+        result.output.startsWith(
+          `Warning: truncated output (original token count: ${Math.ceil(2_000_011 / 4)})\n`,
+        ),
+      ).toBe(true);
       expect(result.output).toMatch(/\.\.\. \d+ bytes omitted \.\.\./);
       expect(result.output).toContain('HEAD');
       expect(result.output).toContain('TAIL');

@@ -12,7 +12,10 @@ export function defineOracleReplayScenarios(mode: HarnessMode): void {
   describe(`${mode}: oracle fixtures replayed end to end`, () => {
     for (const fixture of loadScenarioFixtures()) {
       test(`${fixture.name}`, async () => {
-        const parseOptions = fixture.parse_options as { approvalPolicy?: ApprovalPolicy; allowLoginShell?: boolean };
+        const parseOptions = fixture.parse_options as {
+          approvalPolicy?: ApprovalPolicy;
+          allowLoginShell?: boolean;
+        };
         await using h = await createHarness(mode, {
           manager: { approvalPolicy: parseOptions.approvalPolicy ?? 'on-request' },
           environment: { allowLoginShell: parseOptions.allowLoginShell ?? false },

@@ -98,7 +98,9 @@ export function defineSandboxScenarios(mode: HarnessMode): void {
         justification: 'needs to write outside',
       });
       expect(result).toMatchObject({ exitCode: 0, output: 'escalated\n' });
-      expect(requests).toEqual([expect.objectContaining({ purpose: 'initial', reason: 'needs to write outside' })]);
+      expect(requests).toEqual([
+        expect.objectContaining({ purpose: 'initial', reason: 'needs to write outside' }),
+      ]);
     });
 
     test('a denied escalation is reported as the original rejection text, and the id is released', async () => {
@@ -107,7 +109,11 @@ export function defineSandboxScenarios(mode: HarnessMode): void {
         manager: { approvalPolicy: 'on-request', approver },
         environment: { permissionProfile: 'read-only' },
       });
-      const result = await h.exec({ cmd: 'true', sandbox_permissions: 'require_escalated', justification: 'x' });
+      const result = await h.exec({
+        cmd: 'true',
+        sandbox_permissions: 'require_escalated',
+        justification: 'x',
+      });
       expect(result).toEqual({
         text: 'exec_command failed for `/bin/bash -c true`: CreateProcess { message: "Rejected(\\"rejected by user\\")" }',
         success: false,

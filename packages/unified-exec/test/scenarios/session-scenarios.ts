@@ -45,7 +45,8 @@ export function defineSessionScenarios(mode: HarnessMode): void {
       expect(sessionId).toBe(1000);
       await h.writeParsed({ session_id: sessionId, chars: 'x = 40\n', yield_time_ms: 1000 });
       let seen = '';
-      seen += (await h.writeParsed({ session_id: sessionId, chars: 'print(x + 2)\n', yield_time_ms: 2000 })).output;
+      seen += (await h.writeParsed({ session_id: sessionId, chars: 'print(x + 2)\n', yield_time_ms: 2000 }))
+        .output;
       // A slow machine may print the answer after the yield: poll until it shows up.
       while (!seen.includes('42')) {
         const polled = await h.writeParsed({ session_id: sessionId, yield_time_ms: 5000 });
@@ -74,7 +75,9 @@ export function defineSessionScenarios(mode: HarnessMode): void {
         success: false,
       });
       // The session is still there.
-      expect(h.manager.listProcesses()).toEqual([expect.objectContaining({ processId: 1000, running: true })]);
+      expect(h.manager.listProcesses()).toEqual([
+        expect.objectContaining({ processId: 1000, running: true }),
+      ]);
     });
 
     test('Ctrl-C interrupts a pipe session: the default action reports exit 130', async () => {
@@ -125,11 +128,18 @@ export function defineSessionScenarios(mode: HarnessMode): void {
       await h.writeParsed({ session_id: 1000, chars: 'export UEXEC_VAR=kept\n', yield_time_ms: 500 });
       const other = await h.execParsed({ cmd: 'echo "[${UEXEC_VAR:-}]"' });
       expect(other.output).toBe('[]\n');
-      let seen = (await h.writeParsed({ session_id: 1000, chars: 'echo "value=$UEXEC_VAR"\n', yield_time_ms: 2000 }))
-        .output;
-      while (!seen.includes('value=kept')) seen += (await h.writeParsed({ session_id: 1000, yield_time_ms: 5000 })).output;
+      let seen = (
+        await h.writeParsed({ session_id: 1000, chars: 'echo "value=$UEXEC_VAR"\n', yield_time_ms: 2000 })
+      ).output;
+      while (!seen.includes('value=kept'))
+        seen += (await h.writeParsed({ session_id: 1000, yield_time_ms: 5000 })).output;
       expect(h.manager.listProcesses()).toEqual([
-        expect.objectContaining({ processId: 1000, command: 'bash --norc --noprofile -i', cwd: h.dir, running: true }),
+        expect.objectContaining({
+          processId: 1000,
+          command: 'bash --norc --noprofile -i',
+          cwd: h.dir,
+          running: true,
+        }),
       ]);
       expect(await h.manager.terminateProcess(1000)).toBe(true);
       expect(await h.manager.terminateProcess(1000)).toBe(false);
@@ -152,7 +162,9 @@ export function defineSessionScenarios(mode: HarnessMode): void {
       expect(start.sessionId).toBe(1000);
       expect(pidsMatching(marker).length).toBeGreaterThan(0);
       // Nothing ends it between calls ("turn end" and "interrupt" do not kill stored processes).
-      expect(h.manager.listProcesses()).toEqual([expect.objectContaining({ processId: 1000, running: true })]);
+      expect(h.manager.listProcesses()).toEqual([
+        expect.objectContaining({ processId: 1000, running: true }),
+      ]);
       await h.manager.terminateAll();
       await waitFor(() => pidsMatching(marker).length === 0, { what: 'the session to die' });
       expect((await h.write({ session_id: 1000 })).text).toBe('write_stdin failed: Unknown process id 1000');
@@ -175,7 +187,9 @@ export function defineSessionScenarios(mode: HarnessMode): void {
       const first = await h.execParsed({ cmd: `sleep 600; : ${marker}-first`, yield_time_ms: 250 });
       expect(first.sessionId).toBe(1000);
       const rest = await Promise.all(
-        Array.from({ length: 63 }, (_, index) => h.execParsed({ cmd: `sleep 600; : ${marker}-${index}`, yield_time_ms: 250 })),
+        Array.from({ length: 63 }, (_, index) =>
+          h.execParsed({ cmd: `sleep 600; : ${marker}-${index}`, yield_time_ms: 250 }),
+        ),
       );
       expect(rest.every((result) => result.sessionId !== undefined)).toBe(true);
       expect(h.manager.size).toBe(64);
@@ -184,14 +198,19 @@ export function defineSessionScenarios(mode: HarnessMode): void {
       expect(last.sessionId).toBeDefined();
       expect(h.manager.size).toBe(64);
       expect((await h.write({ session_id: 1000 })).text).toBe('write_stdin failed: Unknown process id 1000');
-      await waitFor(() => pidsMatching(`${marker}-first`).length === 0, { what: 'the pruned process to die' });
+      await waitFor(() => pidsMatching(`${marker}-first`).length === 0, {
+        what: 'the pruned process to die',
+      });
       await h.manager.terminateAll();
       await waitFor(() => pidsMatching(marker).length === 0, { what: 'every session to die' });
     });
 
     test('a stored process exits while nobody polls; its file is written and the next poll reports it', async () => {
       await using h = await createHarness(mode);
-      const start = await h.execParsed({ cmd: 'sleep 1; touch done.flag; echo finished', yield_time_ms: 250 });
+      const start = await h.execParsed({
+        cmd: 'sleep 1; touch done.flag; echo finished',
+        yield_time_ms: 250,
+      });
       expect(start.sessionId).toBe(1000);
       await waitFor(() => existsSync(join(h.dir, 'done.flag')));
       const polled = await h.writeParsed({ session_id: 1000, yield_time_ms: 5000 });
