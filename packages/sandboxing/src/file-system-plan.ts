@@ -1,4 +1,13 @@
-import { closeSync, lstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  lstatSync,
+  openSync,
+  readSync,
+  realpathSync,
+  statSync,
+} from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type { SandboxPolicy } from './policy.ts';
 
@@ -83,8 +92,20 @@ function gitPointerTargets(gitFile: string): ProtectedPath[] {
   return commonDir?.type === 'dir' ? [gitdir, commonDir] : [gitdir];
 }
 
+function writable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function protectedPaths(root: string, workspace: boolean): ProtectedPath[] {
   const result: ProtectedPath[] = [];
+  // Masking needs a mount point created in the root; a root this process cannot write (another
+  // owner, a read-only filesystem) cannot get one, nor can the sandboxed command create the name.
+  const maskMissing = workspace && writable(root);
   for (const name of PROTECTED_NAMES) {
     const path = resolve(root, name);
     const found = existing(path);
@@ -98,7 +119,8 @@ function protectedPaths(root: string, workspace: boolean): ProtectedPath[] {
       dangling = lstatSync(path).isSymbolicLink();
     } catch {}
     // A dangling symlink cannot be masked (a mount would follow it); see README, limitations.
-    if (!dangling && workspace && MASKED_WHEN_MISSING.includes(name)) result.push({ path, type: 'missing' });
+    if (!dangling && maskMissing && MASKED_WHEN_MISSING.includes(name))
+      result.push({ path, type: 'missing' });
   }
   return result;
 }
