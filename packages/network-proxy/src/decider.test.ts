@@ -19,7 +19,9 @@ describe('validateDeciderTimeout', () => {
   });
 
   test.each([-1, 1.5, Number.NaN, 2 ** 31])('%d is refused', (value) => {
-    expect(() => validateDeciderTimeout(value)).toThrow(expect.toSatisfy((e) => ExecError.is(e) && e.code === 'invalidParams'));
+    expect(() => validateDeciderTimeout(value)).toThrow(
+      expect.toSatisfy((e) => ExecError.is(e) && e.code === 'invalidParams'),
+    );
   });
 
   test('positive integers pass', () => {
@@ -32,8 +34,14 @@ describe('DeciderCache', () => {
     ['allow', { kind: 'allow' }],
     [{ type: 'allow' }, { kind: 'allow' }],
     ['deny', { kind: 'deny', reason: 'deciderDenied', detail: undefined }],
-    [{ type: 'deny', reason: 'no' }, { kind: 'deny', reason: 'deciderDenied', detail: 'no' }],
-    [{ type: 'ask', reason: 'needs a person' }, { kind: 'deny', reason: 'deciderAsk', detail: 'needs a person' }],
+    [
+      { type: 'deny', reason: 'no' },
+      { kind: 'deny', reason: 'deciderDenied', detail: 'no' },
+    ],
+    [
+      { type: 'ask', reason: 'needs a person' },
+      { kind: 'deny', reason: 'deciderAsk', detail: 'needs a person' },
+    ],
     ['maybe', { kind: 'deny', reason: 'deciderFailed' }],
   ] as const)('answer %j -> %j', async (answer, expected) => {
     const cache = new DeciderCache(async () => answer as never, 5_000, NOOP_LOGGER);
@@ -97,7 +105,11 @@ describe('DeciderCache', () => {
       5_000,
       NOOP_LOGGER,
     );
-    expect(await cache.decide(request)).toMatchObject({ kind: 'deny', reason: 'deciderFailed', detail: 'client gone' });
+    expect(await cache.decide(request)).toMatchObject({
+      kind: 'deny',
+      reason: 'deciderFailed',
+      detail: 'client gone',
+    });
     expect(await cache.decide(request)).toMatchObject({ reason: 'deciderFailed' });
     expect(calls).toBe(2);
     cache.close();

@@ -30,9 +30,13 @@ const MAX_TIMER_MS = 2_147_483_647;
  * (`network policy decision callback timeout must be nonzero`), as `RpcError('invalidParams')`.
  */
 export function validateDeciderTimeout(timeoutMs: number): number {
-  if (timeoutMs === 0) throw new RpcError('invalidParams', 'network policy decision callback timeout must be nonzero');
+  if (timeoutMs === 0)
+    throw new RpcError('invalidParams', 'network policy decision callback timeout must be nonzero');
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > MAX_TIMER_MS) {
-    throw new RpcError('invalidParams', `deciderTimeoutMs must be an integer from 1 to ${MAX_TIMER_MS}, got ${timeoutMs}`);
+    throw new RpcError(
+      'invalidParams',
+      `deciderTimeoutMs must be an integer from 1 to ${MAX_TIMER_MS}, got ${timeoutMs}`,
+    );
   }
   return timeoutMs;
 }
@@ -115,7 +119,12 @@ export class DeciderCache {
         call,
         new Promise<DeciderOutcome>((resolve) => {
           timer = setTimeout(
-            () => resolve({ kind: 'deny', reason: 'deciderTimeout', detail: `no answer within ${this.#timeoutMs} ms` }),
+            () =>
+              resolve({
+                kind: 'deny',
+                reason: 'deciderTimeout',
+                detail: `no answer within ${this.#timeoutMs} ms`,
+              }),
             this.#timeoutMs,
           );
         }),

@@ -1,12 +1,21 @@
 // @execd/network-proxy: the managed network for sandboxed commands (see README.md).
 
+export { isBwrapArgv, shareBridgeNetwork } from './bridge/bwrap-argv.ts';
+export { NETWORK_PROXY_ACTIVE_ENV, NO_PROXY_HOSTS, proxyEnvironment } from './bridge/proxy-env.ts';
+export {
+  BRIDGE_START_TIMEOUT_MS,
+  DEFAULT_BRIDGE_HTTP_PORT,
+  DEFAULT_BRIDGE_SOCKS_PORT,
+  NetworkBridge,
+  type StartBridgeOptions,
+  startBridge,
+} from './bridge/start-bridge.ts';
 export {
   DEFAULT_DECIDER_TIMEOUT_MS,
   type NetworkDecider,
   type NetworkDeciderAnswer,
   validateDeciderTimeout,
 } from './decider.ts';
-export { DECISION_LOG_MAX_ENTRIES } from './internal/decision-log.ts';
 export { type LogFields, type Logger, NOOP_LOGGER } from './logger.ts';
 export {
   NetworkProxy,
@@ -28,17 +37,6 @@ export {
   toPolicyDecisionNotification,
 } from './records.ts';
 export { createStaticResolver, type NetworkResolver, systemResolver } from './resolver.ts';
-export { BRIDGE_READY_LINE, type BridgeConfig, type BridgeListener, type BridgeTarget } from './bridge/bridge-config.ts';
-export { isBwrapArgv, shareBridgeNetwork } from './bridge/bwrap-argv.ts';
-export { NETWORK_PROXY_ACTIVE_ENV, NO_PROXY_HOSTS, proxyEnvironment } from './bridge/proxy-env.ts';
-export {
-  BRIDGE_START_TIMEOUT_MS,
-  DEFAULT_BRIDGE_HTTP_PORT,
-  DEFAULT_BRIDGE_SOCKS_PORT,
-  NetworkBridge,
-  type StartBridgeOptions,
-  startBridge,
-} from './bridge/start-bridge.ts';
 export {
   type ManagedNetworkChild,
   type ManagedNetworkProcess,

@@ -3,7 +3,12 @@ import type { Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RpcError } from '@execd/protocol';
-import { DEFAULT_DECIDER_TIMEOUT_MS, DeciderCache, type NetworkDecider, validateDeciderTimeout } from './decider.ts';
+import {
+  DEFAULT_DECIDER_TIMEOUT_MS,
+  DeciderCache,
+  type NetworkDecider,
+  validateDeciderTimeout,
+} from './decider.ts';
 import { DecisionLog } from './internal/decision-log.ts';
 import { Gate } from './internal/gate.ts';
 import { type Logger, NOOP_LOGGER } from './logger.ts';
@@ -139,9 +144,13 @@ export class NetworkProxy implements AsyncDisposable {
     const deciderTimeoutMs = validateDeciderTimeout(options.deciderTimeoutMs ?? DEFAULT_DECIDER_TIMEOUT_MS);
     const connectTimeoutMs = options.connectTimeoutMs ?? UPSTREAM_CONNECT_TIMEOUT_MS;
     if (!Number.isSafeInteger(connectTimeoutMs) || connectTimeoutMs <= 0) {
-      throw new RpcError('invalidParams', `connectTimeoutMs must be a positive integer, got ${connectTimeoutMs}`);
+      throw new RpcError(
+        'invalidParams',
+        `connectTimeoutMs must be a positive integer, got ${connectTimeoutMs}`,
+      );
     }
-    const ownedDir = options.socketDir === undefined ? await mkdtemp(join(tmpdir(), 'execd-netproxy-')) : undefined;
+    const ownedDir =
+      options.socketDir === undefined ? await mkdtemp(join(tmpdir(), 'execd-netproxy-')) : undefined;
     const dir = options.socketDir ?? ownedDir ?? '';
     const httpSocketPath = join(dir, 'http.sock');
     const socksSocketPath = join(dir, 'socks.sock');
@@ -159,7 +168,13 @@ export class NetworkProxy implements AsyncDisposable {
       socket.once('close', () => sockets.delete(socket));
     };
     const http = new HttpProxy({ gate, logger, connectTimeoutMs, track });
-    const socks = new Socks5Proxy({ gate, logger, connectTimeoutMs, handshakeTimeoutMs: SOCKS_HANDSHAKE_TIMEOUT_MS, track });
+    const socks = new Socks5Proxy({
+      gate,
+      logger,
+      connectTimeoutMs,
+      handshakeTimeoutMs: SOCKS_HANDSHAKE_TIMEOUT_MS,
+      track,
+    });
     const servers: Server[] = [];
     let httpAddress: ProxyTcpAddress | undefined;
     let socksAddress: ProxyTcpAddress | undefined;
@@ -182,7 +197,9 @@ export class NetworkProxy implements AsyncDisposable {
       http.close();
       await Promise.all(servers.map(closeServer));
       if (ownedDir) await rm(ownedDir, { recursive: true, force: true });
-      throw new RpcError('internal', `network proxy could not listen: ${(error as Error).message}`, { cause: error });
+      throw new RpcError('internal', `network proxy could not listen: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     logger.info('network proxy listening', { httpSocketPath, socksSocketPath, httpAddress, socksAddress });
     return new NetworkProxy({
@@ -260,7 +277,11 @@ export class NetworkProxy implements AsyncDisposable {
     await closing;
     this.#log.close();
     if (this.#ownedDir) await rm(this.#ownedDir, { recursive: true, force: true });
-    else await Promise.all([rm(this.httpSocketPath, { force: true }), rm(this.socksSocketPath, { force: true })]);
+    else
+      await Promise.all([
+        rm(this.httpSocketPath, { force: true }),
+        rm(this.socksSocketPath, { force: true }),
+      ]);
     this.#logger.info('network proxy closed', { httpSocketPath: this.httpSocketPath });
   }
 }

@@ -28,11 +28,15 @@ export function createStaticResolver(
   const table = new Map<string, readonly string[]>();
   for (const [name, value] of Object.entries(entries)) {
     const host = normalizeHost(name);
-    if (host === undefined) throw new RpcError('invalidParams', `static resolver: invalid host name ${JSON.stringify(name)}`);
+    if (host === undefined)
+      throw new RpcError('invalidParams', `static resolver: invalid host name ${JSON.stringify(name)}`);
     const addresses = typeof value === 'string' ? [value] : [...value];
     for (const address of addresses) {
       if (isIP(address) === 0) {
-        throw new RpcError('invalidParams', `static resolver: ${JSON.stringify(address)} for ${name} is not an IP address`);
+        throw new RpcError(
+          'invalidParams',
+          `static resolver: ${JSON.stringify(address)} for ${name} is not an IP address`,
+        );
       }
     }
     table.set(host, addresses);

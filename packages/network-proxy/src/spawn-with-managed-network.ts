@@ -68,7 +68,10 @@ export async function spawnWithManagedNetwork<TChild extends ManagedNetworkChild
   };
   let child: TChild;
   try {
-    child = await options.spawn({ argv: bridge.wrapArgv(options.argv), env: { ...options.env, ...bridge.env } });
+    child = await options.spawn({
+      argv: bridge.wrapArgv(options.argv),
+      env: { ...options.env, ...bridge.env },
+    });
   } catch (error) {
     await close();
     throw error;

@@ -27,9 +27,23 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const outDir = await mkdtemp(join(tmpdir(), 'execd-netproxy-test-'));
   // Readable by the unprivileged user of the non-root test.
   await chmod(outDir, 0o755);
-  const common = { bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'error' } as const;
-  await esbuild.build({ ...common, entryPoints: [join(PACKAGE_DIR, 'src/bridge/bridge-main.ts')], outfile: join(outDir, 'bridge.js') });
-  await esbuild.build({ ...common, entryPoints: [join(PACKAGE_DIR, 'src/index.ts')], outfile: join(outDir, 'index.js') });
+  const common = {
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    logLevel: 'error',
+  } as const;
+  await esbuild.build({
+    ...common,
+    entryPoints: [join(PACKAGE_DIR, 'src/bridge/bridge-main.ts')],
+    outfile: join(outDir, 'bridge.js'),
+  });
+  await esbuild.build({
+    ...common,
+    entryPoints: [join(PACKAGE_DIR, 'src/index.ts')],
+    outfile: join(outDir, 'index.js'),
+  });
   project.provide('bridgeScript', join(outDir, 'bridge.js'));
   project.provide('indexBundle', join(outDir, 'index.js'));
   return async () => {

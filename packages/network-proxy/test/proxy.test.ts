@@ -1,6 +1,6 @@
+import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import tls from 'node:tls';
-import { X509Certificate } from 'node:crypto';
 import { ExecError } from '@execd/protocol';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import {
@@ -10,11 +10,30 @@ import {
   type NetworkProxyOptions,
   startNetworkProxy,
 } from '../src/index.ts';
-import { curl, makeCertificate, openFdCount, type Origin, startOrigin, startTlsOrigin, waitFor } from './helpers/index.ts';
-import { connectTunnel, fetchDispatcherViaProxy, httpGetViaProxy, rawExchange } from './helpers/proxy-clients.ts';
+import {
+  childPids,
+  curl,
+  makeCertificate,
+  type Origin,
+  openFdCount,
+  startOrigin,
+  startTlsOrigin,
+  waitFor,
+} from './helpers/index.ts';
+import {
+  connectTunnel,
+  fetchDispatcherViaProxy,
+  httpGetViaProxy,
+  rawExchange,
+} from './helpers/proxy-clients.ts';
 
 /** `--add-host`-style names for the proxy's resolver: every test name is this machine. */
-const HOSTS = { 'allowed.test': '127.0.0.1', 'denied.test': '127.0.0.1', 'other.test': '127.0.0.1', 'rebind.test': '127.0.0.1' };
+const HOSTS = {
+  'allowed.test': '127.0.0.1',
+  'denied.test': '127.0.0.1',
+  'other.test': '127.0.0.1',
+  'rebind.test': '127.0.0.1',
+};
 
 let origin: Origin;
 let fdsBefore: number;
@@ -28,6 +47,7 @@ afterEach(async () => {
   await origin.close();
   // Every test closes what it opened: the fd count returns to where it was.
   await waitFor(() => openFdCount() <= fdsBefore, { what: 'fds to be released' });
+  await waitFor(() => childPids().length === 0, { what: 'child processes to exit' });
 });
 
 function proxyOptions(extra: NetworkProxyOptions = {}): NetworkProxyOptions {
@@ -44,10 +64,20 @@ function proxyOptions(extra: NetworkProxyOptions = {}): NetworkProxyOptions {
 describe('HTTP forward proxy', () => {
   test('an allowed host works with curl, and the decision is recorded', async () => {
     await using proxy = await startNetworkProxy(proxyOptions());
-    const result = await curl(['-x', `http://127.0.0.1:${proxy.httpAddress?.port}`, `http://allowed.test:${origin.port}/curl`]);
+    const result = await curl([
+      '-x',
+      `http://127.0.0.1:${proxy.httpAddress?.port}`,
+      `http://allowed.test:${origin.port}/curl`,
+    ]);
     expect(result).toMatchObject({ code: 0, stdout: `hello allowed.test:${origin.port}/curl` });
     expect(proxy.decisions()).toEqual([
-      expect.objectContaining({ protocol: 'http', host: 'allowed.test', port: origin.port, decision: 'allow', rule: 'allow:allowed.test' }),
+      expect.objectContaining({
+        protocol: 'http',
+        host: 'allowed.test',
+        port: origin.port,
+        decision: 'allow',
+        rule: 'allow:allowed.test',
+      }),
     ]);
     expect(proxy.denials()).toEqual([]);
   });
@@ -55,7 +85,10 @@ describe('HTTP forward proxy', () => {
   test('Node http.request works through the unix socket', async () => {
     await using proxy = await startNetworkProxy(proxyOptions({ tcp: false }));
     expect(proxy.httpAddress).toBeUndefined();
-    const response = await httpGetViaProxy(proxy.httpSocketPath, `http://allowed.test:${origin.port}/node?q=1`);
+    const response = await httpGetViaProxy(
+      proxy.httpSocketPath,
+      `http://allowed.test:${origin.port}/node?q=1`,
+    );
     expect(response).toEqual({ status: 200, body: `hello allowed.test:${origin.port}/node?q=1` });
   });
 
@@ -68,20 +101,39 @@ describe('HTTP forward proxy', () => {
     } finally {
       await dispatcher.close();
     }
-    expect(proxy.decisions()[0]).toMatchObject({ protocol: 'https', host: 'allowed.test', decision: 'allow' });
+    expect(proxy.decisions()[0]).toMatchObject({
+      protocol: 'https',
+      host: 'allowed.test',
+      decision: 'allow',
+    });
   });
 
   test('request bodies are forwarded and upstream connections are reused', async () => {
     await using proxy = await startNetworkProxy(proxyOptions());
     const url = `http://allowed.test:${origin.port}/post`;
     const proxyUrl = `http://127.0.0.1:${proxy.httpAddress?.port}`;
-    const result = await curl(['-x', proxyUrl, '--data-binary', 'payload-123', url, '--next', '-x', proxyUrl, url]);
+    const result = await curl([
+      '-x',
+      proxyUrl,
+      '--data-binary',
+      'payload-123',
+      url,
+      '--next',
+      '-x',
+      proxyUrl,
+      url,
+    ]);
     expect(result.stdout).toBe(`payload-123hello allowed.test:${origin.port}/post`);
   });
 
   test('a denied host gets a 403 naming the host and the reason, and a structured denial', async () => {
     await using proxy = await startNetworkProxy(proxyOptions());
-    const result = await curl(['-i', '-x', `http://127.0.0.1:${proxy.httpAddress?.port}`, `http://denied.test:${origin.port}/x`]);
+    const result = await curl([
+      '-i',
+      '-x',
+      `http://127.0.0.1:${proxy.httpAddress?.port}`,
+      `http://denied.test:${origin.port}/x`,
+    ]);
     expect(result.stdout).toMatch(/^HTTP\/1\.1 403 Forbidden/);
     expect(result.stdout).toMatch(/x-proxy-error: blocked-by-denylist/i);
     expect(result.stdout).toContain(`denied.test:${origin.port} is denied by the network policy`);
@@ -103,7 +155,12 @@ describe('HTTP forward proxy', () => {
 
   test('a host outside the allow list is denied (blocked-by-allowlist)', async () => {
     await using proxy = await startNetworkProxy(proxyOptions());
-    const result = await curl(['-i', '-x', `http://127.0.0.1:${proxy.httpAddress?.port}`, `http://other.test:${origin.port}/`]);
+    const result = await curl([
+      '-i',
+      '-x',
+      `http://127.0.0.1:${proxy.httpAddress?.port}`,
+      `http://other.test:${origin.port}/`,
+    ]);
     expect(result.stdout).toMatch(/^HTTP\/1\.1 403/);
     expect(result.stdout).toMatch(/x-proxy-error: blocked-by-allowlist/i);
     expect(proxy.denials()[0]).toMatchObject({ host: 'other.test', reason: 'notAllowed', rule: 'no-match' });
@@ -111,7 +168,12 @@ describe('HTTP forward proxy', () => {
 
   test('an unresolvable allowed name is a 502, not a denial', async () => {
     await using proxy = await startNetworkProxy(proxyOptions({ allowedDomains: ['*.invalid'] }));
-    const result = await curl(['-i', '-x', `http://127.0.0.1:${proxy.httpAddress?.port}`, 'http://nowhere.invalid/']);
+    const result = await curl([
+      '-i',
+      '-x',
+      `http://127.0.0.1:${proxy.httpAddress?.port}`,
+      'http://nowhere.invalid/',
+    ]);
     expect(result.stdout).toMatch(/^HTTP\/1\.1 502/);
     expect(proxy.denials()).toEqual([]);
   });
@@ -142,10 +204,18 @@ describe('local and private destinations', () => {
     await using elsewhere = await startOrigin();
     await using proxy = await startNetworkProxy(proxyOptions({ allowedDomains: ['*'] }));
     const proxyUrl = `http://127.0.0.1:${proxy.httpAddress?.port}`;
-    expect((await curl(['-x', proxyUrl, `http://127.0.0.1:${origin.port}/lit`])).stdout).toBe(`hello 127.0.0.1:${origin.port}/lit`);
-    expect((await curl(['-i', '-x', proxyUrl, `http://127.0.0.1:${elsewhere.port}/`])).stdout).toMatch(/^HTTP\/1\.1 403/);
-    expect((await curl(['-i', '-x', proxyUrl, 'http://169.254.169.254/latest/meta-data'])).stdout).toMatch(/^HTTP\/1\.1 403/);
-    expect((await curl(['-i', '-x', proxyUrl, 'http://[::ffff:10.0.0.1]/'])).stdout).toMatch(/^HTTP\/1\.1 403/);
+    expect((await curl(['-x', proxyUrl, `http://127.0.0.1:${origin.port}/lit`])).stdout).toBe(
+      `hello 127.0.0.1:${origin.port}/lit`,
+    );
+    expect((await curl(['-i', '-x', proxyUrl, `http://127.0.0.1:${elsewhere.port}/`])).stdout).toMatch(
+      /^HTTP\/1\.1 403/,
+    );
+    expect((await curl(['-i', '-x', proxyUrl, 'http://169.254.169.254/latest/meta-data'])).stdout).toMatch(
+      /^HTTP\/1\.1 403/,
+    );
+    expect((await curl(['-i', '-x', proxyUrl, 'http://[::ffff:10.0.0.1]/'])).stdout).toMatch(
+      /^HTTP\/1\.1 403/,
+    );
     expect(proxy.denials().map((d) => [d.host, d.reason])).toEqual([
       ['127.0.0.1', 'notAllowedLocal'],
       ['169.254.169.254', 'notAllowedLocal'],
@@ -165,7 +235,12 @@ describe('CONNECT', () => {
     expect(text).toMatch(/^HTTP\/1\.1 403 Forbidden\r\n/);
     expect(text).toContain(`denied.test:${origin.port} is denied by the network policy`);
     expect(proxy.denials()[0]).toMatchObject({ protocol: 'https', host: 'denied.test', reason: 'denied' });
-    const viaCurl = await curl(['-p', '-x', `http://127.0.0.1:${proxy.httpAddress?.port}`, `http://denied.test:${origin.port}/`]);
+    const viaCurl = await curl([
+      '-p',
+      '-x',
+      `http://127.0.0.1:${proxy.httpAddress?.port}`,
+      `http://denied.test:${origin.port}/`,
+    ]);
     expect(viaCurl.code).toBe(56);
   });
 
@@ -174,7 +249,13 @@ describe('CONNECT', () => {
     await using secure = await startTlsOrigin(cert);
     await using proxy = await startNetworkProxy(proxyOptions({ loopbackPorts: [secure.port] }));
     const proxyUrl = `http://127.0.0.1:${proxy.httpAddress?.port}`;
-    const result = await curl(['-x', proxyUrl, '--cacert', cert.certPath, `https://allowed.test:${secure.port}/tls`]);
+    const result = await curl([
+      '-x',
+      proxyUrl,
+      '--cacert',
+      cert.certPath,
+      `https://allowed.test:${secure.port}/tls`,
+    ]);
     expect(result).toMatchObject({ code: 0, stdout: `hello allowed.test:${secure.port}/tls` });
     // The certificate the client sees through the tunnel is the origin's own one.
     const tunnel = await connectTunnel({ port: proxy.httpAddress?.port ?? 0 }, 'allowed.test', secure.port);
@@ -196,7 +277,9 @@ describe('CONNECT', () => {
     await using proxy = await startNetworkProxy(proxyOptions({ loopbackPorts: [secure.port] }));
     const dispatcher = await fetchDispatcherViaProxy(proxy.httpAddress?.port ?? 0, cert.cert);
     try {
-      const response = await fetch(`https://allowed.test:${secure.port}/fetch-tls`, { dispatcher } as RequestInit);
+      const response = await fetch(`https://allowed.test:${secure.port}/fetch-tls`, {
+        dispatcher,
+      } as RequestInit);
       expect(await response.text()).toBe(`hello allowed.test:${secure.port}/fetch-tls`);
     } finally {
       await dispatcher.close();
@@ -227,7 +310,10 @@ describe('SOCKS5', () => {
 
   test('BIND is refused with 0x07 and a client without the no-auth method with 0xff', async () => {
     await using proxy = await startNetworkProxy(proxyOptions());
-    const bind = await rawExchange({ path: proxy.socksSocketPath }, Uint8Array.from([5, 1, 0, 5, 2, 0, 1, 127, 0, 0, 1, 0, 80]));
+    const bind = await rawExchange(
+      { path: proxy.socksSocketPath },
+      Uint8Array.from([5, 1, 0, 5, 2, 0, 1, 127, 0, 0, 1, 0, 80]),
+    );
     expect([...bind.subarray(0, 4)]).toEqual([5, 0, 5, 7]);
     const auth = await rawExchange({ path: proxy.socksSocketPath }, Uint8Array.from([5, 1, 2]));
     expect([...auth]).toEqual([5, 0xff]);
@@ -237,7 +323,12 @@ describe('SOCKS5', () => {
 describe('decider', () => {
   async function decide(decider: NetworkDecider, deciderTimeoutMs?: number) {
     const proxy = await startNetworkProxy(proxyOptions({ decider, deciderTimeoutMs }));
-    const result = await curl(['-i', '-x', `http://127.0.0.1:${proxy.httpAddress?.port}`, `http://other.test:${origin.port}/d`]);
+    const result = await curl([
+      '-i',
+      '-x',
+      `http://127.0.0.1:${proxy.httpAddress?.port}`,
+      `http://other.test:${origin.port}/d`,
+    ]);
     return { proxy, result };
   }
 
@@ -249,7 +340,11 @@ describe('decider', () => {
     });
     await using _ = proxy;
     expect(result.stdout).toContain(`hello other.test:${origin.port}/d`);
-    await curl(['-x', `http://127.0.0.1:${proxy.httpAddress?.port}`, `http://other.test:${origin.port}/again`]);
+    await curl([
+      '-x',
+      `http://127.0.0.1:${proxy.httpAddress?.port}`,
+      `http://other.test:${origin.port}/again`,
+    ]);
     expect(asked).toEqual([{ protocol: 'http', host: 'other.test', port: origin.port }]);
     expect(proxy.decisions().map((d) => d.rule)).toEqual(['decider', 'decider']);
   });
@@ -262,7 +357,10 @@ describe('decider', () => {
     expect(denied.proxy.denials()[0]).toMatchObject({ reason: 'deciderDenied', rule: 'decider' });
     const ask = await decide(async () => ({ type: 'ask', reason: 'approve other.test?' }));
     await using _b = ask.proxy;
-    expect(ask.proxy.denials()[0]).toMatchObject({ reason: 'deciderAsk', message: expect.stringContaining('approve other.test?') });
+    expect(ask.proxy.denials()[0]).toMatchObject({
+      reason: 'deciderAsk',
+      message: expect.stringContaining('approve other.test?'),
+    });
   });
 
   test('no answer within the timeout denies', async () => {
@@ -320,14 +418,21 @@ describe('live denials and shutdown', () => {
   });
 
   test('close ends iterators, denies waiting requests, drops connections and removes the sockets', async () => {
-    const proxy = await startNetworkProxy(proxyOptions({ decider: () => new Promise(() => {}), deciderTimeoutMs: 60_000 }));
+    const proxy = await startNetworkProxy(
+      proxyOptions({ decider: () => new Promise(() => {}), deciderTimeoutMs: 60_000 }),
+    );
     const abort = new AbortController();
     const iterating = (async () => {
       const seen: NetworkDenial[] = [];
       for await (const denial of proxy.watchDenials({ cancelSignal: abort.signal })) seen.push(denial);
       return seen;
     })();
-    const waiting = curl(['-i', '-x', `http://127.0.0.1:${proxy.httpAddress?.port}`, `http://other.test:${origin.port}/wait`]);
+    const waiting = curl([
+      '-i',
+      '-x',
+      `http://127.0.0.1:${proxy.httpAddress?.port}`,
+      `http://other.test:${origin.port}/wait`,
+    ]);
     await waitFor(() => proxy.activeConnections > 0, { what: 'the waiting request' });
     await proxy.close();
     await proxy.close();

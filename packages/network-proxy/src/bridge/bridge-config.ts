@@ -32,11 +32,13 @@ function isPort(value: unknown): value is number {
 /** Parses and checks the JSON argument; throws a TypeError naming the problem. */
 export function parseBridgeConfig(json: string): BridgeConfig {
   const raw = JSON.parse(json) as { listeners?: unknown };
-  if (!Array.isArray(raw.listeners) || raw.listeners.length === 0) throw new TypeError('bridge config: no listeners');
+  if (!Array.isArray(raw.listeners) || raw.listeners.length === 0)
+    throw new TypeError('bridge config: no listeners');
   const listeners = raw.listeners.map((entry: unknown, i): BridgeListener => {
     const { port, target } = (entry ?? {}) as { port?: unknown; target?: Record<string, unknown> };
     if (!isPort(port)) throw new TypeError(`bridge config: listeners[${i}].port is not a port`);
-    if (typeof target?.path !== 'string' || target.path === '') throw new TypeError(`bridge config: listeners[${i}] has no socket path`);
+    if (typeof target?.path !== 'string' || target.path === '')
+      throw new TypeError(`bridge config: listeners[${i}] has no socket path`);
     if (target.kind === 'unix') return { port, target: { kind: 'unix', path: target.path } };
     if (target.kind === 'tunnel' && isPort(target.port)) {
       return { port, target: { kind: 'tunnel', path: target.path, port: target.port } };

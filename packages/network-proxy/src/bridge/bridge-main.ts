@@ -7,7 +7,12 @@
  * Usage: node bridge.js '<BridgeConfig JSON>'
  */
 import net from 'node:net';
-import { BRIDGE_READY_LINE, type BridgeListener, type BridgeTarget, parseBridgeConfig } from './bridge-config.ts';
+import {
+  BRIDGE_READY_LINE,
+  type BridgeListener,
+  type BridgeTarget,
+  parseBridgeConfig,
+} from './bridge-config.ts';
 
 /** A proxy's reply to the tunnel CONNECT is a short header block; more means something is wrong. */
 const MAX_TUNNEL_REPLY_BYTES = 16 * 1024;

@@ -4,17 +4,69 @@ import { proxyEnvironment } from './proxy-env.ts';
 
 describe('shareBridgeNetwork', () => {
   test('drops --unshare-net among bwrap options and keeps everything else in order', () => {
-    const argv = ['/usr/bin/bwrap', '--ro-bind', '/', '/', '--unshare-user', '--unshare-net', '--proc', '/proc', '--', 'sh', '-c', 'x'];
-    expect(shareBridgeNetwork(argv)).toEqual(['/usr/bin/bwrap', '--ro-bind', '/', '/', '--unshare-user', '--proc', '/proc', '--', 'sh', '-c', 'x']);
+    const argv = [
+      '/usr/bin/bwrap',
+      '--ro-bind',
+      '/',
+      '/',
+      '--unshare-user',
+      '--unshare-net',
+      '--proc',
+      '/proc',
+      '--',
+      'sh',
+      '-c',
+      'x',
+    ];
+    expect(shareBridgeNetwork(argv)).toEqual([
+      '/usr/bin/bwrap',
+      '--ro-bind',
+      '/',
+      '/',
+      '--unshare-user',
+      '--proc',
+      '/proc',
+      '--',
+      'sh',
+      '-c',
+      'x',
+    ]);
   });
 
   test('adds --share-net after --unshare-all', () => {
-    expect(shareBridgeNetwork(['bwrap', '--unshare-all', '--', 'true'])).toEqual(['bwrap', '--unshare-all', '--share-net', '--', 'true']);
+    expect(shareBridgeNetwork(['bwrap', '--unshare-all', '--', 'true'])).toEqual([
+      'bwrap',
+      '--unshare-all',
+      '--share-net',
+      '--',
+      'true',
+    ]);
   });
 
   test('option arguments and the command are never rewritten', () => {
-    const argv = ['bwrap', '--setenv', 'X', '--unshare-net', '--bind', '--unshare-net', '/x', '--unshare-net', 'cmd', '--unshare-net'];
-    expect(shareBridgeNetwork(argv)).toEqual(['bwrap', '--setenv', 'X', '--unshare-net', '--bind', '--unshare-net', '/x', 'cmd', '--unshare-net']);
+    const argv = [
+      'bwrap',
+      '--setenv',
+      'X',
+      '--unshare-net',
+      '--bind',
+      '--unshare-net',
+      '/x',
+      '--unshare-net',
+      'cmd',
+      '--unshare-net',
+    ];
+    expect(shareBridgeNetwork(argv)).toEqual([
+      'bwrap',
+      '--setenv',
+      'X',
+      '--unshare-net',
+      '--bind',
+      '--unshare-net',
+      '/x',
+      'cmd',
+      '--unshare-net',
+    ]);
   });
 
   test('a command that is not bwrap is unchanged', () => {

@@ -3,7 +3,14 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Searched after `$PATH`: `ip` lives in /usr/sbin or /sbin, which are often missing from a user's PATH. */
-const FALLBACK_DIRS: readonly string[] = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
+const FALLBACK_DIRS: readonly string[] = [
+  '/usr/local/sbin',
+  '/usr/local/bin',
+  '/usr/sbin',
+  '/usr/bin',
+  '/sbin',
+  '/bin',
+];
 
 function isExecutable(path: string): boolean {
   try {
@@ -15,7 +22,10 @@ function isExecutable(path: string): boolean {
 }
 
 /** Absolute path of `name` on `searchPath` (then the system dirs), or undefined. */
-export function findExecutable(name: string, searchPath: string = process.env.PATH ?? ''): string | undefined {
+export function findExecutable(
+  name: string,
+  searchPath: string = process.env.PATH ?? '',
+): string | undefined {
   if (name.includes('/')) return isExecutable(name) ? name : undefined;
   const dirs = [...searchPath.split(delimiter).filter((dir) => dir.startsWith('/')), ...FALLBACK_DIRS];
   for (const dir of dirs) {
@@ -30,7 +40,10 @@ export function findExecutable(name: string, searchPath: string = process.env.PA
  * from `src/` (tests), the package's built `dist/bridge.js`. Undefined when neither exists.
  */
 export function defaultBridgeScript(): string | undefined {
-  const candidates = [new URL('./bridge.js', import.meta.url), new URL('../../dist/bridge.js', import.meta.url)];
+  const candidates = [
+    new URL('./bridge.js', import.meta.url),
+    new URL('../../dist/bridge.js', import.meta.url),
+  ];
   for (const candidate of candidates) {
     const path = fileURLToPath(candidate);
     try {

@@ -10,7 +10,10 @@ export const NETWORK_PROXY_ACTIVE_ENV = 'CODEX_NETWORK_PROXY_ACTIVE';
  * names), their lower-case twins, `NO_PROXY`, the `CODEX_NETWORK_PROXY_ACTIVE=1` marker and
  * `NODE_USE_ENV_PROXY=1` (Node ≥ 22.21 / 24 then honours the variables in `fetch` and `http`).
  */
-export function proxyEnvironment(ports: { readonly httpPort: number; readonly socksPort: number }): Record<string, string> {
+export function proxyEnvironment(ports: {
+  readonly httpPort: number;
+  readonly socksPort: number;
+}): Record<string, string> {
   const http = `http://127.0.0.1:${ports.httpPort}`;
   const socks = `socks5h://127.0.0.1:${ports.socksPort}`;
   return {

@@ -57,7 +57,8 @@ function pickPort(wanted: number, taken: ReadonlySet<number>): number {
 
 function required(name: string, pkg: string): string {
   const path = findExecutable(name);
-  if (path === undefined) throw new ExecError('spawnFailed', `${name} not found: the managed network needs ${pkg}`);
+  if (path === undefined)
+    throw new ExecError('spawnFailed', `${name} not found: the managed network needs ${pkg}`);
   return path;
 }
 
@@ -157,16 +158,21 @@ export async function startBridge(options: StartBridgeOptions): Promise<NetworkB
   const unshare = required('unshare', 'util-linux (unshare)');
   const nsenter = required('nsenter', 'util-linux (nsenter)');
   const script = options.bridgeScript ?? defaultBridgeScript();
-  if (script === undefined) throw new ExecError('spawnFailed', 'dist/bridge.js not found: build @execd/network-proxy');
+  if (script === undefined)
+    throw new ExecError('spawnFailed', 'dist/bridge.js not found: build @execd/network-proxy');
   const listeners: BridgeListener[] = [
     { port: httpPort, target: { kind: 'unix', path: proxy.httpSocketPath } },
     { port: socksPort, target: { kind: 'unix', path: proxy.socksSocketPath } },
-    ...loopbackPorts.map((port) => ({ port, target: { kind: 'tunnel', path: proxy.httpSocketPath, port } }) as const),
+    ...loopbackPorts.map(
+      (port) => ({ port, target: { kind: 'tunnel', path: proxy.httpSocketPath, port } }) as const,
+    ),
   ];
   const config: BridgeConfig = { listeners };
   const uid = process.getuid?.() ?? 0;
   const gid = process.getgid?.() ?? 0;
-  const namespaceArgs = userNamespace ? [`--map-user=${uid}`, `--map-group=${gid}`, '--net', '--keep-caps'] : ['--net'];
+  const namespaceArgs = userNamespace
+    ? [`--map-user=${uid}`, `--map-group=${gid}`, '--net', '--keep-caps']
+    : ['--net'];
   const argv = [...namespaceArgs, '--', '/bin/sh', '-c', HOLDER_SCRIPT, 'sh'];
   argv.push(options.nodePath ?? process.execPath, script, JSON.stringify(config));
   const child = spawn(unshare, argv, { stdio: ['pipe', 'pipe', 'pipe'] });

@@ -75,7 +75,8 @@ export class Gate {
       return { ok: false, unresolved: `cannot resolve ${host}` };
     }
     const checked = this.#policy.checkAddresses(addresses, port);
-    if (!checked.ok) return this.#deny(request, 'notAllowedLocal', checked.rule, `it resolved to ${checked.address}`);
+    if (!checked.ok)
+      return this.#deny(request, 'notAllowedLocal', checked.rule, `it resolved to ${checked.address}`);
     return this.#allow(request, rule, addresses);
   }
 

@@ -64,9 +64,12 @@ describe('normalizeHost', () => {
     expect(normalizeHost(raw)).toBe(expected);
   });
 
-  test.each(['', ' ', 'a b', 'a/b', 'user@host', 'a..b', '[::1', `${'a'.repeat(254)}`])('rejects %j', (raw) => {
-    expect(normalizeHost(raw)).toBeUndefined();
-  });
+  test.each(['', ' ', 'a b', 'a/b', 'user@host', 'a..b', '[::1', `${'a'.repeat(254)}`])(
+    'rejects %j',
+    (raw) => {
+      expect(normalizeHost(raw)).toBeUndefined();
+    },
+  );
 });
 
 test('localhost names', () => {

@@ -53,7 +53,8 @@ export function expandIpv6(address: string): number[] {
     text = `${text.slice(0, lastColon + 1)}${Math.floor(v4 / 65536).toString(16)}:${(v4 % 65536).toString(16)}`;
   }
   const [head = '', rest] = text.split('::');
-  const parse = (part: string): number[] => (part === '' ? [] : part.split(':').map((g) => Number.parseInt(g, 16)));
+  const parse = (part: string): number[] =>
+    part === '' ? [] : part.split(':').map((g) => Number.parseInt(g, 16));
   const left = parse(head);
   if (rest === undefined) return left;
   const right = parse(rest);
@@ -68,7 +69,8 @@ function embeddedIpv4(groups: readonly number[], at: number): string {
 
 function classifyIpv6(address: string): AddressClass {
   const g = expandIpv6(address);
-  const [g0 = 0, g1 = 0, g2 = 0, g3 = 0, g4 = 0, g5 = 0, g6 = 0, g7 = 0] = g;
+  const [g0 = 0, g1 = 0, g2 = 0, g3 = 0, g4 = 0, g5 = 0] = g;
+  const g7 = g[7] ?? 0;
   const zeroUpTo = (n: number): boolean => g.slice(0, n).every((x) => x === 0);
   if (zeroUpTo(7) && g7 === 1) return 'loopback';
   if (zeroUpTo(8)) return 'private'; // unspecified

@@ -28,12 +28,18 @@ describe('domain patterns', () => {
     expect(matchesDomainPattern(parseDomainPattern(pattern), host, port)).toBe(expected);
   });
 
-  test.each(['', 'exa*mple.com', '*.10.0.0.1', 'example.com:0', 'example.com:70000', 'example.com:http', '[::1', 'a b'])(
-    'rejects %j with invalidParams',
-    (pattern) => {
-      expect(() => parseDomainPattern(pattern)).toThrow(expect.toSatisfy(isInvalidParams));
-    },
-  );
+  test.each([
+    '',
+    'exa*mple.com',
+    '*.10.0.0.1',
+    'example.com:0',
+    'example.com:70000',
+    'example.com:http',
+    '[::1',
+    'a b',
+  ])('rejects %j with invalidParams', (pattern) => {
+    expect(() => parseDomainPattern(pattern)).toThrow(expect.toSatisfy(isInvalidParams));
+  });
 });
 
 describe('NetworkPolicy.evaluate', () => {
@@ -44,7 +50,11 @@ describe('NetworkPolicy.evaluate', () => {
   });
 
   test('deny wins over every allow', () => {
-    expect(policy.evaluate('evil.npmjs.org', 443)).toEqual({ kind: 'deny', reason: 'denied', rule: 'deny:evil.npmjs.org' });
+    expect(policy.evaluate('evil.npmjs.org', 443)).toEqual({
+      kind: 'deny',
+      reason: 'denied',
+      rule: 'deny:evil.npmjs.org',
+    });
     expect(policy.evaluate('169.254.169.254', 80)).toMatchObject({ kind: 'deny', reason: 'denied' });
   });
 
@@ -59,7 +69,11 @@ describe('NetworkPolicy.evaluate', () => {
     expect(policy.evaluate('localhost', 5432)).toEqual({ kind: 'allow', rule: 'loopbackPorts' });
     expect(policy.evaluate('localhost', 9000)).toEqual({ kind: 'allow', rule: 'allow:localhost:9000' });
     expect(policy.evaluate('10.0.0.5', 22)).toEqual({ kind: 'allow', rule: 'allow:10.0.0.5:22' });
-    expect(policy.evaluate('127.0.0.1', 22)).toEqual({ kind: 'deny', reason: 'notAllowedLocal', rule: 'local-address' });
+    expect(policy.evaluate('127.0.0.1', 22)).toEqual({
+      kind: 'deny',
+      reason: 'notAllowedLocal',
+      rule: 'local-address',
+    });
     expect(policy.evaluate('10.0.0.6', 22)).toMatchObject({ reason: 'notAllowedLocal' });
     expect(policy.evaluate('192.168.0.1', 80)).toMatchObject({ reason: 'notAllowedLocal' });
   });
@@ -73,7 +87,9 @@ describe('NetworkPolicy.evaluate', () => {
   test('allowLocalAddresses lets allow patterns cover local destinations', () => {
     const open = new NetworkPolicy({ allowedDomains: ['*'], allowLocalAddresses: true });
     expect(open.evaluate('192.168.0.1', 80)).toEqual({ kind: 'allow', rule: 'allow:*' });
-    expect(new NetworkPolicy({ allowLocalAddresses: true }).evaluate('192.168.0.1', 80)).toEqual({ kind: 'noMatch' });
+    expect(new NetworkPolicy({ allowLocalAddresses: true }).evaluate('192.168.0.1', 80)).toEqual({
+      kind: 'noMatch',
+    });
   });
 
   test('rejects bad loopback ports', () => {

@@ -30,7 +30,9 @@ export type RuleVerdict =
   | { readonly kind: 'noMatch' };
 
 /** Result of checking the addresses a host name resolved to. */
-export type AddressVerdict = { readonly ok: true } | { readonly ok: false; readonly address: string; readonly rule: string };
+export type AddressVerdict =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly address: string; readonly rule: string };
 
 function validatePorts(ports: readonly number[]): ReadonlySet<number> {
   for (const port of ports) {
@@ -69,12 +71,18 @@ export class NetworkPolicy {
   evaluate(host: string, port: number): RuleVerdict {
     const denied = this.#denied.find((p) => matchesDomainPattern(p, host, port));
     if (denied) return { kind: 'deny', reason: 'denied', rule: `deny:${denied.source}` };
-    const addressClass = isLocalhostName(host) ? 'loopback' : isIP(host) !== 0 ? classifyAddress(host) : 'public';
+    const addressClass = isLocalhostName(host)
+      ? 'loopback'
+      : isIP(host) !== 0
+        ? classifyAddress(host)
+        : 'public';
     if (addressClass !== 'public') {
-      if (addressClass === 'loopback' && this.#loopbackPorts.has(port)) return { kind: 'allow', rule: 'loopbackPorts' };
+      if (addressClass === 'loopback' && this.#loopbackPorts.has(port))
+        return { kind: 'allow', rule: 'loopbackPorts' };
       const explicit = this.#explicitEntry(host, port);
       if (explicit) return { kind: 'allow', rule: `allow:${explicit.source}` };
-      if (!this.#allowLocalAddresses) return { kind: 'deny', reason: 'notAllowedLocal', rule: 'local-address' };
+      if (!this.#allowLocalAddresses)
+        return { kind: 'deny', reason: 'notAllowedLocal', rule: 'local-address' };
     }
     const allowed = this.#allowed.find((p) => matchesDomainPattern(p, host, port));
     return allowed ? { kind: 'allow', rule: `allow:${allowed.source}` } : { kind: 'noMatch' };

@@ -98,7 +98,8 @@ export class HttpProxy {
       return;
     }
     const headers = forwardableHeaders(req.rawHeaders);
-    if (!headers.some((_, i) => i % 2 === 0 && headers[i]?.toLowerCase() === 'host')) headers.push('Host', target.authority);
+    if (!headers.some((_, i) => i % 2 === 0 && headers[i]?.toLowerCase() === 'host'))
+      headers.push('Host', target.authority);
     const upstream = http.request({
       host: auth.request.host,
       port: auth.request.port,
@@ -118,12 +119,17 @@ export class HttpProxy {
     });
     upstream.on('response', (response) => {
       upstream.setTimeout(0);
-      res.writeHead(response.statusCode ?? 502, response.statusMessage, forwardableHeaders(response.rawHeaders));
+      res.writeHead(
+        response.statusCode ?? 502,
+        response.statusMessage,
+        forwardableHeaders(response.rawHeaders),
+      );
       pipeline(response, res, () => {});
     });
     upstream.on('error', (error) => {
       this.#options.logger.debug('network proxy upstream error', { host: target.host, error });
-      if (!res.headersSent) send(res, errorResponse(502, `cannot reach ${target.authority}: ${error.message}`));
+      if (!res.headersSent)
+        send(res, errorResponse(502, `cannot reach ${target.authority}: ${error.message}`));
       else res.destroy();
     });
     res.on('close', () => {
@@ -145,12 +151,18 @@ export class HttpProxy {
     const auth = await this.#options.gate.authorize('https', authority.host, authority.port);
     if (client.destroyed) return;
     if (!auth.ok) {
-      client.end(rawResponse(auth.denial ? denialResponse(auth.denial) : errorResponse(502, auth.unresolved)));
+      client.end(
+        rawResponse(auth.denial ? denialResponse(auth.denial) : errorResponse(502, auth.unresolved)),
+      );
       return;
     }
     let upstream: Socket;
     try {
-      upstream = await connectUpstream({ ...auth.request, addresses: auth.addresses, timeoutMs: this.#options.connectTimeoutMs });
+      upstream = await connectUpstream({
+        ...auth.request,
+        addresses: auth.addresses,
+        timeoutMs: this.#options.connectTimeoutMs,
+      });
     } catch (error) {
       client.end(rawResponse(errorResponse(502, `cannot reach ${req.url}: ${(error as Error).message}`)));
       return;
@@ -177,14 +189,22 @@ export class HttpProxy {
     const auth = await this.#options.gate.authorize('http', target.host, target.port);
     if (client.destroyed) return;
     if (!auth.ok) {
-      client.end(rawResponse(auth.denial ? denialResponse(auth.denial) : errorResponse(502, auth.unresolved)));
+      client.end(
+        rawResponse(auth.denial ? denialResponse(auth.denial) : errorResponse(502, auth.unresolved)),
+      );
       return;
     }
     let upstream: Socket;
     try {
-      upstream = await connectUpstream({ ...auth.request, addresses: auth.addresses, timeoutMs: this.#options.connectTimeoutMs });
+      upstream = await connectUpstream({
+        ...auth.request,
+        addresses: auth.addresses,
+        timeoutMs: this.#options.connectTimeoutMs,
+      });
     } catch (error) {
-      client.end(rawResponse(errorResponse(502, `cannot reach ${target.authority}: ${(error as Error).message}`)));
+      client.end(
+        rawResponse(errorResponse(502, `cannot reach ${target.authority}: ${(error as Error).message}`)),
+      );
       return;
     }
     this.#options.track(upstream);

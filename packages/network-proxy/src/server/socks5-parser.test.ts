@@ -1,5 +1,11 @@
 import { describe, expect, test } from 'vitest';
-import { isSocksError, parseSocksGreeting, parseSocksRequest, SOCKS_REPLY, socksReply } from './socks5-parser.ts';
+import {
+  isSocksError,
+  parseSocksGreeting,
+  parseSocksRequest,
+  SOCKS_REPLY,
+  socksReply,
+} from './socks5-parser.ts';
 
 /** Feeds `bytes` one byte at a time; every strict prefix must be `incomplete`. */
 function feedByteByByte<T>(bytes: number[], parse: (buf: Uint8Array) => T): T {
@@ -24,11 +30,19 @@ describe('parseSocksRequest', () => {
   test('domain name', () => {
     const name = [...Buffer.from('allowed.test')];
     const bytes = [5, 1, 0, 3, name.length, ...name, 0x1f, 0x90];
-    expect(feedByteByByte(bytes, parseSocksRequest)).toEqual({ command: 1, host: 'allowed.test', port: 8080, length: bytes.length });
+    expect(feedByteByByte(bytes, parseSocksRequest)).toEqual({
+      command: 1,
+      host: 'allowed.test',
+      port: 8080,
+      length: bytes.length,
+    });
   });
 
   test('IPv4 and IPv6 literals', () => {
-    expect(parseSocksRequest(Uint8Array.from([5, 1, 0, 1, 127, 0, 0, 1, 0, 80]))).toMatchObject({ host: '127.0.0.1', port: 80 });
+    expect(parseSocksRequest(Uint8Array.from([5, 1, 0, 1, 127, 0, 0, 1, 0, 80]))).toMatchObject({
+      host: '127.0.0.1',
+      port: 80,
+    });
     const v6 = [5, 1, 0, 4, ...new Array(15).fill(0), 1, 1, 0xbb];
     expect(feedByteByByte(v6, parseSocksRequest)).toMatchObject({ host: '0:0:0:0:0:0:0:1', port: 443 });
   });
@@ -46,7 +60,9 @@ describe('parseSocksRequest', () => {
 
 describe('socksReply', () => {
   test('encodes IPv4, IPv6 and the unknown address', () => {
-    expect([...socksReply(0, { address: '127.0.0.1', port: 1080 })]).toEqual([5, 0, 0, 1, 127, 0, 0, 1, 4, 56]);
+    expect([...socksReply(0, { address: '127.0.0.1', port: 1080 })]).toEqual([
+      5, 0, 0, 1, 127, 0, 0, 1, 4, 56,
+    ]);
     expect([...socksReply(2)]).toEqual([5, 2, 0, 1, 0, 0, 0, 0, 0, 0]);
     const v6 = socksReply(0, { address: '::1', port: 1 });
     expect(v6.length).toBe(22);

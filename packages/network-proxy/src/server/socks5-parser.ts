@@ -102,13 +102,16 @@ export function parseSocksRequest(buf: Uint8Array): SocksParse<SocksRequest> {
 }
 
 /** Encodes a reply with the bound address (`0.0.0.0:0` when unknown or after a failure). */
-export function socksReply(code: number, bound?: { readonly address: string; readonly port: number }): Buffer {
+export function socksReply(
+  code: number,
+  bound?: { readonly address: string; readonly port: number },
+): Buffer {
   const port = bound?.port ?? 0;
   const address = bound?.address ?? '0.0.0.0';
   if (isIP(address) === 6) {
     const out = Buffer.alloc(4 + 16 + 2);
     out.set([0x05, code, 0x00, 0x04]);
-    expandIpv6(address).forEach((group, i) => out.writeUInt16BE(group, 4 + i * 2));
+    for (const [i, group] of expandIpv6(address).entries()) out.writeUInt16BE(group, 4 + i * 2);
     out.writeUInt16BE(port, 20);
     return out;
   }

@@ -109,7 +109,11 @@ export class Socks5Proxy {
     }
     let upstream: Socket;
     try {
-      upstream = await connectUpstream({ ...auth.request, addresses: auth.addresses, timeoutMs: this.#options.connectTimeoutMs });
+      upstream = await connectUpstream({
+        ...auth.request,
+        addresses: auth.addresses,
+        timeoutMs: this.#options.connectTimeoutMs,
+      });
     } catch (error) {
       this.#options.logger.debug('network proxy socks5 connect failed', { host: request.host, error });
       socket.end(socksReply(replyForConnectError(error)));
@@ -121,7 +125,12 @@ export class Socks5Proxy {
       return;
     }
     socket.setTimeout(0);
-    socket.write(socksReply(SOCKS_REPLY.succeeded, { address: upstream.localAddress ?? '0.0.0.0', port: upstream.localPort ?? 0 }));
+    socket.write(
+      socksReply(SOCKS_REPLY.succeeded, {
+        address: upstream.localAddress ?? '0.0.0.0',
+        port: upstream.localPort ?? 0,
+      }),
+    );
     if (rest.length > 0) upstream.write(rest);
     splice(socket, upstream);
     socket.resume();

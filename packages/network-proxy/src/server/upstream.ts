@@ -7,7 +7,10 @@ import { isIP, type LookupFunction, Socket } from 'node:net';
 export function pinnedLookup(addresses: readonly string[]): LookupFunction {
   const entries = addresses.map((address) => ({ address, family: isIP(address) }));
   return (hostname, options, callback) => {
-    const wanted = options.family === 4 || options.family === 6 ? entries.filter((e) => e.family === options.family) : entries;
+    const wanted =
+      options.family === 4 || options.family === 6
+        ? entries.filter((e) => e.family === options.family)
+        : entries;
     const first = wanted[0];
     if (first === undefined) {
       const error = Object.assign(new Error(`no usable address for ${hostname}`), { code: 'ENOTFOUND' });
@@ -45,7 +48,11 @@ export function connectUpstream(options: ConnectUpstreamOptions): Promise<Socket
     const socket = new Socket({ allowHalfOpen: true });
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(Object.assign(new Error(`connect to ${options.host}:${options.port} timed out`), { code: 'ETIMEDOUT' }));
+      reject(
+        Object.assign(new Error(`connect to ${options.host}:${options.port} timed out`), {
+          code: 'ETIMEDOUT',
+        }),
+      );
     }, options.timeoutMs);
     socket.once('connect', () => {
       clearTimeout(timer);

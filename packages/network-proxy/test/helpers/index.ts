@@ -10,12 +10,13 @@ import { join } from 'node:path';
 /** Polls `predicate` until it returns a truthy value or the deadline passes (then throws). */
 export async function waitFor<T>(
   predicate: () => T | Promise<T>,
-  { timeoutMs = 15_000, intervalMs = 20, what = 'condition' } = {},
-): Promise<T> {
+  options: { readonly timeoutMs?: number; readonly intervalMs?: number; readonly what?: string } = {},
+): Promise<NonNullable<T>> {
+  const { timeoutMs = 15_000, intervalMs = 20, what = 'condition' } = options;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await predicate();
-    if (value) return value;
+    if (value) return value as NonNullable<T>;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
@@ -30,6 +31,22 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Pids of this process's live (non-zombie) children. */
+export function childPids(): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) === process.pid && fields[0] !== 'Z') children.push(Number(entry));
+    } catch {
+      // the process went away while we looked
+    }
+  }
+  return children;
 }
 
 /** Number of file descriptors this process has open. */
@@ -48,7 +65,8 @@ function answer(req: http.IncomingMessage, res: http.ServerResponse): void {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
-    const body = req.method === 'POST' ? Buffer.concat(chunks).toString() : `hello ${req.headers.host}${req.url}`;
+    const body =
+      req.method === 'POST' ? Buffer.concat(chunks).toString() : `hello ${req.headers.host}${req.url}`;
     res.writeHead(200, { 'content-type': 'text/plain', 'x-origin': 'yes' });
     res.end(body);
   });
@@ -133,10 +151,15 @@ export interface RunResult {
 /** Runs a program to completion without blocking the event loop (the proxy lives in this process). */
 export function run(file: string, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<RunResult> {
   return new Promise((resolve) => {
-    execFile(file, [...args], { encoding: 'utf8', env: env ?? process.env, timeout: 60_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      file,
+      [...args],
+      { encoding: 'utf8', env: env ?? process.env, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -179,9 +202,16 @@ export interface TestChild {
 }
 
 /** Spawns `argv` on pipes (stdin /dev/null) in its own process group. */
-export function spawnChild(request: { readonly argv: readonly string[]; readonly env: Readonly<Record<string, string>> }): TestChild {
+export function spawnChild(request: {
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+}): TestChild {
   const [file = '', ...args] = request.argv;
-  const child = spawn(file, args, { env: { ...request.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(file, args, {
+    env: { ...request.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let stdout = '';
   let stderr = '';
   child.stdout?.setEncoding('utf8').on('data', (text: string) => {
@@ -197,4 +227,6 @@ export function spawnChild(request: { readonly argv: readonly string[]; readonly
 }
 
 /** The environment for sandboxed test commands: a PATH and nothing else. */
-export const BASE_ENV: Readonly<Record<string, string>> = { PATH: '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin' };
+export const BASE_ENV: Readonly<Record<string, string>> = {
+  PATH: '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin',
+};

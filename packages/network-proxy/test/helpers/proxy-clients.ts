@@ -35,7 +35,10 @@ export function connectTunnel(
 }
 
 /** Sends raw bytes and collects everything until the peer closes. */
-export function rawExchange(target: { readonly port: number } | { readonly path: string }, bytes: Uint8Array | string): Promise<Buffer> {
+export function rawExchange(
+  target: { readonly port: number } | { readonly path: string },
+  bytes: Uint8Array | string,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const socket = 'path' in target ? net.connect(target.path) : net.connect(target.port, '127.0.0.1');
     const chunks: Buffer[] = [];
@@ -50,14 +53,17 @@ export function rawExchange(target: { readonly port: number } | { readonly path:
 export function httpGetViaProxy(socketPath: string, url: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
-    const req = http.request({ socketPath, path: url, headers: { host: target.host }, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (text: string) => {
-        body += text;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = http.request(
+      { socketPath, path: url, headers: { host: target.host }, agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (text: string) => {
+          body += text;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.once('error', reject);
     req.end();
   });
@@ -67,7 +73,10 @@ export function httpGetViaProxy(socketPath: string, url: string): Promise<{ stat
 type UndiciAgent = { close(): Promise<void> };
 type ConnectOptions = { hostname: string; port: string; protocol: string; servername?: string };
 type UndiciAgentClass = new (options: {
-  connect: (options: ConnectOptions, callback: (error: Error | null, socket: net.Socket | null) => void) => void;
+  connect: (
+    options: ConnectOptions,
+    callback: (error: Error | null, socket: net.Socket | null) => void,
+  ) => void;
 }) => UndiciAgent;
 
 /**
@@ -87,7 +96,12 @@ export async function fetchDispatcherViaProxy(proxyPort: number, ca?: string): P
             callback(null, socket);
             return;
           }
-          const secure = tls.connect({ socket, servername: options.servername ?? options.hostname, ca, ALPNProtocols: ['http/1.1'] });
+          const secure = tls.connect({
+            socket,
+            servername: options.servername ?? options.hostname,
+            ca,
+            ALPNProtocols: ['http/1.1'],
+          });
           secure.once('secureConnect', () => callback(null, secure));
           secure.once('error', (error) => callback(error, null));
         },

@@ -1,0 +1,245 @@
+import { existsSync } from 'node:fs';
+import { ExecError } from '@execd/protocol';
+import { afterEach, beforeEach, describe, expect, inject, test } from 'vitest';
+import {
+  createStaticResolver,
+  type NetworkProxyOptions,
+  spawnWithManagedNetwork,
+  startBridge,
+  startNetworkProxy,
+} from '../src/index.ts';
+import {
+  BASE_ENV,
+  bwrapArgv,
+  childPids,
+  isAlive,
+  makeCertificate,
+  type Origin,
+  openFdCount,
+  run,
+  spawnChild,
+  startOrigin,
+  startTlsOrigin,
+  type TestChild,
+  waitFor,
+} from './helpers/index.ts';
+
+const bridgeScript = inject('bridgeScript');
+const indexBundle = inject('indexBundle');
+const FIXTURE = new URL('./fixtures/managed-run.mjs', import.meta.url).pathname;
+
+let origin: Origin;
+let fdsBefore: number;
+
+beforeEach(async () => {
+  fdsBefore = openFdCount();
+  origin = await startOrigin();
+});
+
+afterEach(async () => {
+  await origin.close();
+  await waitFor(() => openFdCount() <= fdsBefore, { what: 'fds to be released' });
+  await waitFor(() => childPids().length === 0, { what: 'child processes to exit' });
+});
+
+function proxyOptions(extra: NetworkProxyOptions = {}): NetworkProxyOptions {
+  return {
+    allowedDomains: ['allowed.test'],
+    deniedDomains: ['denied.test'],
+    loopbackPorts: [origin.port],
+    resolver: createStaticResolver({ 'allowed.test': '127.0.0.1', 'denied.test': '127.0.0.1' }),
+    ...extra,
+  };
+}
+
+/** Runs `script` with `sh -c` in bwrap behind the managed network; resolves after full teardown. */
+async function runSandboxed(script: string, extra: NetworkProxyOptions = {}, userNamespace?: boolean) {
+  const proxy = await startNetworkProxy(proxyOptions(extra));
+  let child: TestChild | undefined;
+  const managed = await spawnWithManagedNetwork({
+    argv: bwrapArgv(['sh', '-c', script]),
+    env: BASE_ENV,
+    proxy,
+    closeProxyOnExit: true,
+    bridge: { bridgeScript, userNamespace },
+    spawn: (request) => {
+      child = spawnChild(request);
+      return child;
+    },
+  });
+  await managed.closed;
+  if (!child) throw new Error('spawn was not called');
+  return { proxy, managed, child, exit: await child.exited, stdout: child.stdout(), stderr: child.stderr() };
+}
+
+/** `name=<curl exit code>` lines printed by the scripts below. */
+function codes(stdout: string): Record<string, string> {
+  return Object.fromEntries([...stdout.matchAll(/^(\w+)=(\d+)$/gm)].map((m) => [m[1], m[2]]));
+}
+
+describe('a command in bwrap --unshare-net behind the managed network', () => {
+  test('reaches allowed hosts only through the proxy; bypasses and DNS fail; denials are recorded', async () => {
+    await using elsewhere = await startOrigin();
+    const port = origin.port;
+    const script = [
+      `curl -sS http://allowed.test:${port}/via-proxy; echo; echo allowed=$?`,
+      `curl -sS http://denied.test:${port}/nope; echo; echo denied=$?`,
+      `curl -sS -x "$ALL_PROXY" http://allowed.test:${port}/via-socks; echo; echo socks=$?`,
+      `curl -sS --noproxy '*' --max-time 10 http://127.0.0.1:${elsewhere.port}/bypass; echo bypass=$?`,
+      `curl -sS --noproxy '*' --max-time 10 http://allowed.test:${port}/dns; echo dns=$?`,
+      `curl -sS http://127.0.0.1:${port}/mirror; echo; echo mirror=$?`,
+      `echo marker=$CODEX_NETWORK_PROXY_ACTIVE`,
+      `tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ','; echo`,
+    ].join('\n');
+    const { proxy, managed, exit, stdout, stderr } = await runSandboxed(script);
+    expect(exit.code, stderr).toBe(0);
+    expect(stdout).toContain(`hello allowed.test:${port}/via-proxy`);
+    expect(stdout).toContain(`execd network proxy: denied.test:${port} is denied by the network policy`);
+    expect(stdout).toContain(`hello allowed.test:${port}/via-socks`);
+    expect(stdout).toContain(`hello 127.0.0.1:${port}/mirror`);
+    expect(stdout).toContain('\nlo,\n');
+    expect(codes(stdout)).toMatchObject({
+      allowed: '0',
+      socks: '0',
+      mirror: '0',
+      marker: '1',
+      bypass: '7',
+      dns: '6',
+    });
+    expect(stderr).toContain('Could not resolve host: allowed.test');
+    expect(elsewhere.requests).toBe(0);
+    expect(proxy.denials()).toEqual([
+      expect.objectContaining({ kind: 'network', host: 'denied.test', protocol: 'http', reason: 'denied' }),
+    ]);
+    expect(proxy.decisions().map((d) => `${d.protocol} ${d.host} ${d.decision} ${d.rule}`)).toEqual([
+      'http allowed.test allow allow:allowed.test',
+      'http denied.test deny deny:denied.test',
+      'socks5 allowed.test allow allow:allowed.test',
+      'https 127.0.0.1 allow loopbackPorts',
+    ]);
+    expect(isAlive(managed.bridge.pid)).toBe(false);
+  });
+
+  test('HTTPS through HTTPS_PROXY keeps end-to-end TLS (curl verifies the origin certificate)', async () => {
+    await using cert = await makeCertificate(['allowed.test']);
+    await using secure = await startTlsOrigin(cert);
+    const script = [
+      `curl -sS --cacert ${cert.certPath} https://allowed.test:${secure.port}/tls; echo; echo tls=$?`,
+      `curl -sS https://allowed.test:${secure.port}/untrusted >/dev/null 2>&1; echo untrusted=$?`,
+    ].join('\n');
+    const { stdout, stderr } = await runSandboxed(script, { loopbackPorts: [secure.port] });
+    expect(stdout, stderr).toContain(`hello allowed.test:${secure.port}/tls`);
+    expect(codes(stdout)).toMatchObject({ tls: '0', untrusted: '60' });
+  });
+
+  test('the user-namespace variant (what non-root uses) also works as root', async () => {
+    const { stdout, stderr } = await runSandboxed(
+      `curl -sS http://allowed.test:${origin.port}/userns`,
+      {},
+      true,
+    );
+    expect(stdout, stderr).toBe(`hello allowed.test:${origin.port}/userns`);
+  });
+
+  test('an unprivileged user gets the same managed network', async () => {
+    const result = await run('setpriv', [
+      '--reuid=65534',
+      '--regid=65534',
+      '--clear-groups',
+      process.execPath,
+      FIXTURE,
+      indexBundle,
+      bridgeScript,
+      String(origin.port),
+      'curl',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '{}') as {
+      output: string;
+      uid: number;
+      bridgePid: number;
+    };
+    expect(report.uid).toBe(65534);
+    expect(report.output).toContain('65534\n');
+    expect(report.output).toContain(`hello allowed.test:${origin.port}/unprivileged`);
+    expect(report.output).toContain('direct=7');
+    expect(isAlive(report.bridgePid)).toBe(false);
+  });
+});
+
+describe('lifetime', () => {
+  test('the bridge and the proxy die with the process and leak no sockets, files or fds', async () => {
+    const { proxy, managed } = await runSandboxed('exit 3');
+    expect(isAlive(managed.bridge.pid)).toBe(false);
+    expect(proxy.closed).toBe(true);
+    expect(proxy.activeConnections).toBe(0);
+    expect(existsSync(proxy.httpSocketPath)).toBe(false);
+    await managed.close();
+  });
+
+  test('when the executor dies, the bridge and the sandbox die too', async () => {
+    const { spawn } = await import('node:child_process');
+    const executor = spawn(
+      process.execPath,
+      [FIXTURE, indexBundle, bridgeScript, String(origin.port), 'hold'],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    let out = '';
+    executor.stdout.setEncoding('utf8').on('data', (text: string) => {
+      out += text;
+    });
+    const closed = new Promise((resolve) => executor.once('close', resolve));
+    const pids = await waitFor(
+      () =>
+        out.includes('\n')
+          ? (JSON.parse(out.split('\n')[0] ?? '') as { bridgePid: number; childPid: number })
+          : undefined,
+      {
+        what: 'the executor to report its pids',
+      },
+    );
+    expect(isAlive(pids.bridgePid)).toBe(true);
+    expect(isAlive(pids.childPid)).toBe(true);
+    executor.kill('SIGKILL');
+    await closed;
+    await waitFor(() => !isAlive(pids.bridgePid) && !isAlive(pids.childPid), {
+      what: 'bridge and sandbox to exit',
+    });
+  });
+
+  test('if the bridge cannot start, nothing is spawned and an owned proxy is closed', async () => {
+    const proxy = await startNetworkProxy(proxyOptions());
+    let spawned = false;
+    const attempt = spawnWithManagedNetwork({
+      argv: bwrapArgv(['true']),
+      env: BASE_ENV,
+      proxy,
+      closeProxyOnExit: true,
+      bridge: { bridgeScript: '/nonexistent/bridge.js' },
+      spawn: (request) => {
+        spawned = true;
+        return spawnChild(request);
+      },
+    });
+    await expect(attempt).rejects.toSatisfy(
+      (error: unknown) => ExecError.is(error) && error.code === 'spawnFailed',
+    );
+    expect(spawned).toBe(false);
+    expect(proxy.closed).toBe(true);
+  });
+
+  test('wrapArgv also confines a command that is not sandboxed otherwise', async () => {
+    await using proxy = await startNetworkProxy(proxyOptions());
+    await using bridge = await startBridge({ proxy, bridgeScript });
+    const script = `curl -sS http://allowed.test:${origin.port}/plain; echo; curl -sS --noproxy '*' --max-time 5 http://1.1.1.1/ >/dev/null 2>&1; echo direct=$?`;
+    const child = spawnChild({
+      argv: bridge.wrapArgv(['sh', '-c', script]),
+      env: { ...BASE_ENV, ...bridge.env },
+    });
+    await child.exited;
+    expect(child.stdout()).toContain(`hello allowed.test:${origin.port}/plain`);
+    expect(codes(child.stdout())).toMatchObject({ direct: '7' });
+  });
+});
