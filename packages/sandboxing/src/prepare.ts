@@ -102,13 +102,14 @@ async function linuxCommand(
     disableUserns: caps.disableUserns,
     seccompFd: SECCOMP_FD,
   });
+  const launcher = splitLauncherEnv(env);
+  const extra = launcher.setenvFlags;
   if (request.arg0 !== undefined && request.arg0 !== request.command[0]) {
     if (!caps.argv0)
       throw unsupported('an arg0 override under bubblewrap needs bwrap 0.9 or later (--argv0)');
-    flags.splice(flags.length - 1, 0, '--argv0', request.arg0);
+    extra.push('--argv0', request.arg0);
   }
-  const launcher = splitLauncherEnv(env);
-  flags.splice(flags.length - 1, 0, ...launcher.setenvFlags);
+  flags.splice(flags.length - 1, 0, ...extra); // before the closing `--`
   const filter = buildSeccompFilter({
     arch: caps.arch,
     networkDisabled,
@@ -135,8 +136,11 @@ function macosArgv(request: SandboxCommandRequest, policy: SandboxPolicy): strin
  * unsandboxed). A sandbox that cannot run here is an `unsupported` ExecError saying why.
  */
 export async function prepareSandboxCommand(request: SandboxCommandRequest): Promise<SandboxCommand> {
-  resolveSpawn({ argv: request.command, cwd: request.cwd, env: request.env, arg0: request.arg0 });
   const selection = request.sandbox;
+  // Unsandboxed, pty-utils validates the program itself; wrapped, it would only see the wrapper.
+  if (selection !== undefined && selection.type !== 'none') {
+    resolveSpawn({ argv: request.command, cwd: request.cwd, env: request.env, arg0: request.arg0 });
+  }
   const env: Record<string, string> = { ...request.env };
   if (selection !== undefined && isNetworkDisabled(selection.policy)) env[NETWORK_DISABLED_ENV_VAR] = '1';
   const type = selection?.type ?? 'none';

@@ -4,7 +4,13 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecError } from '@execd/protocol';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { describeSandboxDenial, isLikelySandboxDenied, spawnProcess } from '../src/index.ts';
+import {
+  describeSandboxDenial,
+  isLikelySandboxDenied,
+  probeBwrap,
+  sandboxFromContext,
+  spawnProcess,
+} from '../src/index.ts';
 import {
   childEnv,
   expectNoChildren,
@@ -283,6 +289,30 @@ describe('bubblewrap discovery', () => {
       (caught: unknown) => caught,
     );
     expect(ExecError.is(error) && error.code).toBe('spawnFailed');
+  });
+
+  test('an arg0 override this bubblewrap cannot apply is unsupported, not silently dropped', async () => {
+    using ws = tempDir();
+    const caps = await probeBwrap(requireBwrap());
+    const request = {
+      command: ['/bin/sh', '-c', 'echo "$0"'],
+      arg0: 'renamed',
+      cwd: ws.path,
+      env: childEnv(),
+      sandbox: sandboxFromContext({ profile: 'workspace-write' }, ws.path),
+      tty: false,
+      stdinOpen: false,
+    };
+    if (caps.argv0) {
+      const { process: child } = await spawnProcess(request);
+      await using _ = child;
+      let stdout = '';
+      for await (const chunk of child.output()) stdout += Buffer.from(chunk.bytes).toString();
+      expect(stdout).toBe('renamed\n');
+    } else {
+      const error = await spawnProcess(request).catch((caught: unknown) => caught);
+      expect(ExecError.is(error) && error.code).toBe('unsupported');
+    }
   });
 
   test('an unsandboxed spawn goes straight to pty-utils', async () => {
