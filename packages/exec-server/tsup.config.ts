@@ -6,6 +6,7 @@ export default defineConfig({
     index: 'src/index.ts',
     'client/index': 'src/client/index.ts',
     'server/index': 'src/server/index.ts',
+    'testing/index': 'src/testing/index.ts',
     'cli/execd-server': 'src/cli/execd-server.ts',
   },
   format: ['esm'],

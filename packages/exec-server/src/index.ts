@@ -16,6 +16,14 @@ export {
   NON_INHERITABLE_ENV_VARS,
   removeNonInheritableEnvVars,
 } from './env/index.ts';
+export {
+  type Environment,
+  EnvironmentManager,
+  LOCAL_ENVIRONMENT_ID,
+  LocalEnvironment,
+  type LocalEnvironmentOptions,
+  RemoteEnvironment,
+} from './environment/index.ts';
 export type { LogFields, Logger } from './internal/logger.ts';
 export { NOOP_LOGGER } from './internal/logger.ts';
 export {

@@ -101,7 +101,11 @@ export function resolveClientOptions(options: ExecServerClientOptions): Resolved
       RECOVERY_INITIAL_DELAY_MS,
     ),
     recoveryMaxDelayMs: duration('recoveryMaxDelayMs', options.recoveryMaxDelayMs, RECOVERY_MAX_DELAY_MS),
-    keepaliveIntervalMs: duration('keepaliveIntervalMs', options.keepaliveIntervalMs, CLIENT_KEEPALIVE_INTERVAL_MS),
+    keepaliveIntervalMs: duration(
+      'keepaliveIntervalMs',
+      options.keepaliveIntervalMs,
+      CLIENT_KEEPALIVE_INTERVAL_MS,
+    ),
     gapFillDelayMs: duration('gapFillDelayMs', options.gapFillDelayMs, GAP_FILL_DELAY_MS),
     maxFrameBytes: options.maxFrameBytes,
     logger: options.logger ?? NOOP_LOGGER,

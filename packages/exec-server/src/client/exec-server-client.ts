@@ -14,7 +14,11 @@ import {
 import { Emitter } from '../internal/emitter.ts';
 import type { Logger } from '../internal/logger.ts';
 import { reconnectDelayMs } from './backoff.ts';
-import { type ExecServerClientOptions, type ResolvedClientOptions, resolveClientOptions } from './client-options.ts';
+import {
+  type ExecServerClientOptions,
+  type ResolvedClientOptions,
+  resolveClientOptions,
+} from './client-options.ts';
 import { notificationEvent } from './notification-event.ts';
 import { ProcessSession } from './process-session.ts';
 import { type CallOptions, type ProcessLink, RemoteProcess } from './remote-process.ts';
@@ -158,13 +162,19 @@ export class ExecServerClient implements AsyncDisposable {
   /** `environment/info` (30 s deadline). */
   async environmentInfo(): Promise<EnvironmentInfo> {
     const timeoutMs = this.#options.environmentInfoTimeoutMs;
-    return decodeResult('environment/info', await this.#call('environment/info', {}, { retry: true, timeoutMs }));
+    return decodeResult(
+      'environment/info',
+      await this.#call('environment/info', {}, { retry: true, timeoutMs }),
+    );
   }
 
   /** `environment/status` (10 s deadline). */
   async environmentStatus(): Promise<EnvironmentStatus> {
     const timeoutMs = this.#options.environmentStatusTimeoutMs;
-    return decodeResult('environment/status', await this.#call('environment/status', {}, { retry: true, timeoutMs }));
+    return decodeResult(
+      'environment/status',
+      await this.#call('environment/status', {}, { retry: true, timeoutMs }),
+    );
   }
 
   /** `process/list` (execd servers only; -32601 elsewhere). */
@@ -196,7 +206,11 @@ export class ExecServerClient implements AsyncDisposable {
 
   #setState(state: ClientState): void {
     if (this.#state === state || this.#state === 'closed') return;
-    this.#logger.debug('exec-server client state', { from: this.#state, to: state, sessionId: this.#sessionId });
+    this.#logger.debug('exec-server client state', {
+      from: this.#state,
+      to: state,
+      sessionId: this.#sessionId,
+    });
     this.#state = state;
     this.#stateChanges.fire(state);
   }
@@ -232,7 +246,10 @@ export class ExecServerClient implements AsyncDisposable {
       );
       const response = decodeResult('initialize', raw);
       if (resumeSessionId !== undefined && response.sessionId !== resumeSessionId) {
-        throw new ExecError('protocol', `exec-server initialized an unexpected session ${response.sessionId}`);
+        throw new ExecError(
+          'protocol',
+          `exec-server initialized an unexpected session ${response.sessionId}`,
+        );
       }
       this.#sessionId = response.sessionId;
       this.#initialize ??= response;
@@ -384,7 +401,10 @@ export class ExecServerClient implements AsyncDisposable {
     await Promise.allSettled([...this.#inflightStarts]);
     const options = this.#options;
     const deadline = performance.now() + options.recoveryTimeoutMs;
-    let lastError: unknown = new ExecError('connectTimeout', 'no reconnect attempt fit in the recovery deadline');
+    let lastError: unknown = new ExecError(
+      'connectTimeout',
+      'no reconnect attempt fit in the recovery deadline',
+    );
     for (let attempt = 0; this.#state === 'recovering'; attempt++) {
       const delay = reconnectDelayMs(attempt, {
         initialMs: options.recoveryInitialDelayMs,

@@ -15,7 +15,10 @@ export function notificationEvent(method: string, params: unknown): RoutedEvent 
   switch (method) {
     case 'process/output': {
       const p = decodeParams('process/output', params);
-      return { processId: p.processId, event: { type: 'output', seq: p.seq, stream: p.stream, chunk: p.chunk } };
+      return {
+        processId: p.processId,
+        event: { type: 'output', seq: p.seq, stream: p.stream, chunk: p.chunk },
+      };
     }
     case 'process/exited': {
       const p = decodeParams('process/exited', params);

@@ -13,11 +13,21 @@ const out = (seq: number, text = `o${seq}`): SequencedEvent => ({
   chunk: utf8(text),
 });
 const exited = (seq: number, exitCode = 0, sandboxDenied?: boolean): SequencedEvent =>
-  sandboxDenied === undefined ? { type: 'exited', seq, exitCode } : { type: 'exited', seq, exitCode, sandboxDenied };
+  sandboxDenied === undefined
+    ? { type: 'exited', seq, exitCode }
+    : { type: 'exited', seq, exitCode, sandboxDenied };
 const closed = (seq: number): SequencedEvent => ({ type: 'closed', seq });
 
 function read(partial: Partial<ReadResponse> & { nextSeq: number }): ReadResponse {
-  return { chunks: [], exited: false, exitCode: null, closed: false, failure: null, sandboxDenied: false, ...partial };
+  return {
+    chunks: [],
+    exited: false,
+    exitCode: null,
+    closed: false,
+    failure: null,
+    sandboxDenied: false,
+    ...partial,
+  };
 }
 
 function chunk(seq: number, text = `o${seq}`): ReadResponse['chunks'][number] {
@@ -25,7 +35,9 @@ function chunk(seq: number, text = `o${seq}`): ReadResponse['chunks'][number] {
 }
 
 function published(session: ProcessSession): unknown[] {
-  return session.log.after(0).map((e) => (e.type === 'output' ? `${e.seq}:${Buffer.from(e.chunk)}` : `${e.seq}:${e.type}`));
+  return session.log
+    .after(0)
+    .map((e) => (e.type === 'output' ? `${e.seq}:${Buffer.from(e.chunk)}` : `${e.seq}:${e.type}`));
 }
 
 function started(id = 'p'): ProcessSession {
@@ -37,7 +49,8 @@ function started(id = 'p'): ProcessSession {
 describe('ProcessSession ordering', () => {
   test('process_events_are_delivered_in_seq_order_when_notifications_are_reordered', () => {
     const session = started();
-    for (const event of [exited(3, 7), out(2), closed(4), out(1), out(2), exited(3, 7)]) session.accept(event);
+    for (const event of [exited(3, 7), out(2), closed(4), out(1), out(2), exited(3, 7)])
+      session.accept(event);
     expect(published(session)).toEqual(['1:o1', '2:o2', '3:exited', '4:closed']);
     expect(session.closed).toBe(true);
     expect(session.pendingCount).toBe(0);
@@ -158,9 +171,12 @@ describe('planReadMerge (recover_events)', () => {
   });
 
   test('recovery_rejects_output_at_closed_sequence', () => {
-    expect(() => planReadMerge(state(0), read({ nextSeq: 3, chunks: [chunk(1), chunk(2)], exited: true, exitCode: 0, closed: true }))).toThrow(
-      ExecError,
-    );
+    expect(() =>
+      planReadMerge(
+        state(0),
+        read({ nextSeq: 3, chunks: [chunk(1), chunk(2)], exited: true, exitCode: 0, closed: true }),
+      ),
+    ).toThrow(ExecError);
     expect(() => planReadMerge(state(0), read({ nextSeq: 2, chunks: [chunk(2)] }))).toThrow(/beyond nextSeq/);
   });
 
@@ -190,7 +206,9 @@ describe('planReadMerge (recover_events)', () => {
   test('firstRetainedSeq: the stream jumps over the lost output and remembers the gap', () => {
     const session = started();
     session.accept(out(1));
-    const gap = session.merge(read({ nextSeq: 11, chunks: [8, 9, 10].map((seq) => chunk(seq)), firstRetainedSeq: 8 }));
+    const gap = session.merge(
+      read({ nextSeq: 11, chunks: [8, 9, 10].map((seq) => chunk(seq)), firstRetainedSeq: 8 }),
+    );
     expect(gap).toBe(8);
     expect(published(session)).toEqual(['1:o1', '8:o8', '9:o9', '10:o10']);
     expect(session.isGapBefore(8)).toBe(true);
@@ -198,7 +216,10 @@ describe('planReadMerge (recover_events)', () => {
   });
 
   test('an original server evicting silently: the missing prefix is read as a gap', () => {
-    const plan = planReadMerge(state(0), read({ nextSeq: 7, chunks: [4, 5].map((seq) => chunk(seq)), exited: true, exitCode: 3, closed: true }));
+    const plan = planReadMerge(
+      state(0),
+      read({ nextSeq: 7, chunks: [4, 5].map((seq) => chunk(seq)), exited: true, exitCode: 3, closed: true }),
+    );
     // Seqs 1-3 are missing: the exit takes the last of them, 1-2 were evicted output.
     expect(plan.firstRetainedSeq).toBe(3);
     expect(plan.events.map((e) => [e.type, e.seq])).toEqual([
@@ -210,12 +231,24 @@ describe('planReadMerge (recover_events)', () => {
   });
 
   test('an exit lost inside the evicted range is reported just before the retained output', () => {
-    const plan = planReadMerge(state(0), read({ nextSeq: 9, chunks: [6, 7].map((seq) => chunk(seq)), exited: true, exitCode: 0, closed: true, firstRetainedSeq: 6 }));
+    const plan = planReadMerge(
+      state(0),
+      read({
+        nextSeq: 9,
+        chunks: [6, 7].map((seq) => chunk(seq)),
+        exited: true,
+        exitCode: 0,
+        closed: true,
+        firstRetainedSeq: 6,
+      }),
+    );
     expect(plan.firstRetainedSeq).toBe(5);
     expect(plan.events.find((e) => e.type === 'exited')).toMatchObject({ seq: 5 });
   });
 
   test('nothing new: an empty plan', () => {
-    expect(planReadMerge(state(4, [], true), read({ nextSeq: 5, exited: true, exitCode: 0 })).events).toEqual([]);
+    expect(planReadMerge(state(4, [], true), read({ nextSeq: 5, exited: true, exitCode: 0 })).events).toEqual(
+      [],
+    );
   });
 });

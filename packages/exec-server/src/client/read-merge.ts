@@ -58,17 +58,28 @@ export function planReadMerge(state: MergeState, response: ReadResponse): MergeP
     firstChunk ??= chunk.seq;
     const existing = known.get(chunk.seq);
     if (existing !== undefined && existing.type !== 'output') {
-      throw new ExecError('protocol', `process ${state.processId}: output at the seq of its ${existing.type} event`);
+      throw new ExecError(
+        'protocol',
+        `process ${state.processId}: output at the seq of its ${existing.type} event`,
+      );
     }
     if (existing !== undefined) continue;
-    const event: SequencedEvent = { type: 'output', seq: chunk.seq, stream: chunk.stream, chunk: chunk.chunk };
+    const event: SequencedEvent = {
+      type: 'output',
+      seq: chunk.seq,
+      stream: chunk.stream,
+      chunk: chunk.chunk,
+    };
     known.set(chunk.seq, event);
     events.push(event);
   }
   if (response.closed && target > last) {
     const existing = known.get(target);
     if (existing?.type === 'output' || existing?.type === 'exited') {
-      throw new ExecError('protocol', `process ${state.processId}: ${existing.type} at its closed sequence ${target}`);
+      throw new ExecError(
+        'protocol',
+        `process ${state.processId}: ${existing.type} at its closed sequence ${target}`,
+      );
     }
     if (existing === undefined) {
       const closed: SequencedEvent = { type: 'closed', seq: target };
@@ -100,18 +111,25 @@ export function planReadMerge(state: MergeState, response: ReadResponse): MergeP
     }
     if (exitSeq === undefined) throw lost(target);
     const exitCode = response.exitCode ?? -1;
-    const exited: SequencedEvent = { type: 'exited', seq: exitSeq, exitCode, sandboxDenied: response.sandboxDenied };
+    const exited: SequencedEvent = {
+      type: 'exited',
+      seq: exitSeq,
+      exitCode,
+      sandboxDenied: response.sandboxDenied,
+    };
     known.set(exitSeq, exited);
     events.push(exited);
     rest = [];
   } else if (response.sandboxDenied) {
     // A denial learned on recovery is added to an exit still waiting in the reorder buffer.
     for (const event of state.pending.values()) {
-      if (event.type === 'exited' && event.sandboxDenied !== true) events.push({ ...event, sandboxDenied: true });
+      if (event.type === 'exited' && event.sandboxDenied !== true)
+        events.push({ ...event, sandboxDenied: true });
     }
   }
   if (rest.length > 0) throw lost(target);
-  if (firstRetained !== undefined && firstRetained > last + 1) return { events, firstRetainedSeq: firstRetained };
+  if (firstRetained !== undefined && firstRetained > last + 1)
+    return { events, firstRetainedSeq: firstRetained };
   return { events };
 }
 

@@ -90,37 +90,59 @@ export class RemoteProcess implements ExecProcess {
       });
       return decodeResult('process/read', raw);
     } catch (error) {
-      if (this.#session.failure !== undefined && isTransportClosed(error)) return this.#session.failureResponse();
+      if (this.#session.failure !== undefined && isTransportClosed(error))
+        return this.#session.failureResponse();
       throw error;
     }
   }
 
   /** Writes stdin; the `writeId` defaults to this process's next `"1"`, `"2"`, ... */
-  async write(chunk: Uint8Array, options: { readonly writeId?: string | undefined } = {}): Promise<WriteResponse> {
+  async write(
+    chunk: Uint8Array,
+    options: { readonly writeId?: string | undefined } = {},
+  ): Promise<WriteResponse> {
     const writeId = options.writeId ?? this.#session.nextWriteId();
-    const raw = await this.#link.call('process/write', { processId: this.processId, chunk, writeId }, { retry: true });
+    const raw = await this.#link.call(
+      'process/write',
+      { processId: this.processId, chunk, writeId },
+      { retry: true },
+    );
     return decodeResult('process/write', raw);
   }
 
   /** SIGINT to the remote process group. */
   async interrupt(): Promise<void> {
-    await this.#link.call('process/signal', { processId: this.processId, signal: 'interrupt' }, { retry: true });
+    await this.#link.call(
+      'process/signal',
+      { processId: this.processId, signal: 'interrupt' },
+      { retry: true },
+    );
   }
 
   /** SIGKILL to the remote process group; `running: false` once it had exited. */
   async terminate(): Promise<TerminateResponse> {
-    const raw = await this.#link.call('process/terminate', { processId: this.processId }, { retry: true, cleanup: true });
+    const raw = await this.#link.call(
+      'process/terminate',
+      { processId: this.processId },
+      { retry: true, cleanup: true },
+    );
     return decodeResult('process/terminate', raw);
   }
 
   /** Resizes the terminal; an `unsupported` ExecError on servers without `process/resize`. */
   async resize(cols: number, rows: number): Promise<ResizeResponse> {
     try {
-      const raw = await this.#link.call('process/resize', { processId: this.processId, cols, rows }, { retry: true });
+      const raw = await this.#link.call(
+        'process/resize',
+        { processId: this.processId, cols, rows },
+        { retry: true },
+      );
       return decodeResult('process/resize', raw);
     } catch (error) {
       if (RpcError.is(error) && error.code === 'methodNotFound') {
-        throw new ExecError('unsupported', 'this exec-server does not implement process/resize', { cause: error });
+        throw new ExecError('unsupported', 'this exec-server does not implement process/resize', {
+          cause: error,
+        });
       }
       throw error;
     }
@@ -134,7 +156,8 @@ export class RemoteProcess implements ExecProcess {
    */
   async *events(options: EventsOptions = {}): AsyncGenerator<ExecProcessEvent, void, undefined> {
     const quiet = AbortSignal.any([this.#closing.signal, this.#link.closedSignal]);
-    const signal = options.cancelSignal === undefined ? quiet : AbortSignal.any([quiet, options.cancelSignal]);
+    const signal =
+      options.cancelSignal === undefined ? quiet : AbortSignal.any([quiet, options.cancelSignal]);
     const session = this.#session;
     let cursor = options.afterSeq ?? 0;
     // Only an explicit cursor can be "too old"; the default means "whatever is still known".
@@ -147,7 +170,8 @@ export class RemoteProcess implements ExecProcess {
       }
       const events = session.log.after(cursor);
       for (const event of events) {
-        if (strict && event.seq > cursor + 1 && session.isGapBefore(event.seq)) throw new OutputGapError(event.seq);
+        if (strict && event.seq > cursor + 1 && session.isGapBefore(event.seq))
+          throw new OutputGapError(event.seq);
         strict = true;
         cursor = event.seq;
         yield event;
@@ -180,5 +204,7 @@ export class RemoteProcess implements ExecProcess {
 
 function cancelled(signal: AbortSignal): ExecError {
   const reason: unknown = signal.reason;
-  return ExecError.is(reason) ? reason : new ExecError('aborted', 'event stream was cancelled', { cause: reason });
+  return ExecError.is(reason)
+    ? reason
+    : new ExecError('aborted', 'event stream was cancelled', { cause: reason });
 }

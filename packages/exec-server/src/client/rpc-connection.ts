@@ -307,7 +307,8 @@ export class RpcConnection {
     const id = message.id;
     const pending = typeof id === 'number' ? this.#pending.get(id) : undefined;
     if (pending === undefined) {
-      if (message.kind === 'error') this.#logger.warn('exec-server reported an error', { error: message.error });
+      if (message.kind === 'error')
+        this.#logger.warn('exec-server reported an error', { error: message.error });
       else this.#logger.debug('response to an unknown request id', { id });
       return;
     }
@@ -346,5 +347,7 @@ export class RpcConnection {
 
 function abortError(method: string, signal: AbortSignal): ExecError {
   const reason: unknown = signal.reason;
-  return ExecError.is(reason) ? reason : new ExecError('aborted', `${method} was cancelled`, { cause: reason });
+  return ExecError.is(reason)
+    ? reason
+    : new ExecError('aborted', `${method} was cancelled`, { cause: reason });
 }

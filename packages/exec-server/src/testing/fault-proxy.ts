@@ -66,7 +66,10 @@ class Lane {
       this.#head = undefined;
       this.#out.write(head.subarray(0, end));
       // A refused upgrade (401, 403, ...) is not followed by frames: pass the rest through.
-      if (this.#direction === 'toClient' && !/^HTTP\/1\.1 101/.test(head.subarray(0, 12).toString('latin1'))) {
+      if (
+        this.#direction === 'toClient' &&
+        !/^HTTP\/1\.1 101/.test(head.subarray(0, 12).toString('latin1'))
+      ) {
         this.#raw = true;
         this.#out.write(head.subarray(end));
         return;

@@ -140,7 +140,8 @@ describe.each(['msgpack', 'json'] as CodecName[])('session recovery (%s)', (code
     await using r = await rig({ client: { codec } });
     const go = marker('go');
     const emitted = marker('emitted');
-    const script = 'printf "ready\\n"; while [ ! -e "$1" ]; do sleep 0.02; done; printf "missed\\n"; : > "$2"; sleep 30';
+    const script =
+      'printf "ready\\n"; while [ ! -e "$1" ]; do sleep 0.02; done; printf "missed\\n"; : > "$2"; sleep 30';
     const proc = await r.backend.start(execParams('poller', ['sh', '-c', script, 'sh', go, emitted]));
     const ready = await readUntil(proc, { until: (o) => o.text === 'ready\n' });
     // A follower of pushed events: nothing is pushed after the missed output, so only the
@@ -185,7 +186,9 @@ describe('session recovery: the original scenario and failures', () => {
       execParams('proc-recover', ['sh', '-c', script, 'sh', go, emitted], { pipeStdin: true }),
     );
     const collected = collectEvents(proc);
-    const ready = await readUntil(proc, { until: (o) => o.text.startsWith('ready:') && o.text.endsWith('\n') });
+    const ready = await readUntil(proc, {
+      until: (o) => o.text.startsWith('ready:') && o.text.endsWith('\n'),
+    });
     const pid = ready.text.slice('ready:'.length).trim();
 
     r.proxy.refuseConnections();
@@ -218,7 +221,9 @@ describe('session recovery: the original scenario and failures', () => {
 
   test('a disconnect longer than the session TTL fails every process with the documented message', async () => {
     await using r = await rig({ ttlMs: 300 });
-    const proc = await r.backend.start(execParams('long', ['sh', '-c', 'printf "pid:%s\\n" "$$"; exec sleep 60']));
+    const proc = await r.backend.start(
+      execParams('long', ['sh', '-c', 'printf "pid:%s\\n" "$$"; exec sleep 60']),
+    );
     const started = await readUntil(proc, { until: (o) => /pid:\d+\n/.test(o.text) });
     const pid = Number(started.text.match(/pid:(\d+)/)![1]);
     const collected = collectEvents(proc);
@@ -262,24 +267,33 @@ describe('session recovery: the original scenario and failures', () => {
     r.proxy.drop();
     await waitFor(() => r.client.state === 'failed', { what: 'recovery to give up' });
     const read = await proc.read();
-    expect(read.failure).toMatch(/^exec-server transport disconnected: .+; failed to resume exec-server session: .+/);
+    expect(read.failure).toMatch(
+      /^exec-server transport disconnected: .+; failed to resume exec-server session: .+/,
+    );
     // Nothing more can be done through this client; the server reaps the session after its TTL.
     await r.server.close();
   });
 
   test('two clients resuming one session: the second gets -32010', async () => {
     await using r = await rig({ client: { recoveryTimeoutMs: 1_000 } });
-    const attached = await ExecServerClient.connect({ url: r.server.url, resumeSessionId: r.client.sessionId }).catch(
-      (error: unknown) => error,
-    );
-    expect(RpcError.is(attached) && [attached.code, attached.rpcCode]).toEqual(['sessionAlreadyAttached', -32010]);
+    const attached = await ExecServerClient.connect({
+      url: r.server.url,
+      resumeSessionId: r.client.sessionId,
+    }).catch((error: unknown) => error);
+    expect(RpcError.is(attached) && [attached.code, attached.rpcCode]).toEqual([
+      'sessionAlreadyAttached',
+      -32010,
+    ]);
 
     // A takeover while the first client is away: its recovery keeps meeting -32010 and fails.
     const proc = await r.backend.start(execParams('shared', ['sleep', '60']));
     r.proxy.refuseConnections();
     r.proxy.drop();
     await waitFor(() => r.client.state === 'recovering', { what: 'recovering' });
-    await using second = await ExecServerClient.connect({ url: r.server.url, resumeSessionId: r.client.sessionId });
+    await using second = await ExecServerClient.connect({
+      url: r.server.url,
+      resumeSessionId: r.client.sessionId,
+    });
     expect(second.sessionId).toBe(r.client.sessionId);
     r.proxy.acceptConnections();
     await waitFor(() => r.client.state === 'failed', { timeoutMs: 20_000, what: 'the first client to fail' });
@@ -293,7 +307,9 @@ describe('session recovery: the original scenario and failures', () => {
 
   test('a stalled connection is detected by keepalive and recovered', async () => {
     await using r = await rig({ client: { keepaliveIntervalMs: 100 } });
-    const proc = await r.backend.start(execParams('stall', ['sh', '-c', 'read x; printf "got:%s\\n" "$x"'], { pipeStdin: true }));
+    const proc = await r.backend.start(
+      execParams('stall', ['sh', '-c', 'read x; printf "got:%s\\n" "$x"'], { pipeStdin: true }),
+    );
     r.proxy.pause('both');
     await waitFor(() => r.client.state === 'recovering', { what: 'the stall to be detected' });
     r.proxy.resume('both');

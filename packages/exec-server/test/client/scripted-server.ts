@@ -46,7 +46,10 @@ export class Peer {
   }
 
   /** Waits for the first received message matching `predicate`. */
-  next(predicate: (message: Record<string, unknown>) => boolean, what = 'a message'): Promise<Record<string, unknown>> {
+  next(
+    predicate: (message: Record<string, unknown>) => boolean,
+    what = 'a message',
+  ): Promise<Record<string, unknown>> {
     return waitFor(() => this.received.find(predicate), { what });
   }
 
@@ -86,7 +89,10 @@ export class ScriptedServer implements AsyncDisposable {
       socket.on('error', () => {});
       socket.on('message', (data, isBinary) => {
         const bytes = data as Buffer;
-        const message = (isBinary ? msgpack.decodeValue(bytes) : json.decodeValue(bytes)) as Record<string, unknown>;
+        const message = (isBinary ? msgpack.decodeValue(bytes) : json.decodeValue(bytes)) as Record<
+          string,
+          unknown
+        >;
         peer.received.push(message);
         peer.binary.push(isBinary);
         script(peer, message);

@@ -29,27 +29,36 @@ function basic(rest: (peer: Peer, message: Record<string, unknown>) => void = ()
 }
 
 function summary(events: readonly ExecProcessEvent[]): unknown[] {
-  return events.map((e) => (e.type === 'output' ? `${e.seq}:${fromUtf8(e.chunk)}` : e.type === 'failed' ? e : `${e.seq}:${e.type}`));
+  return events.map((e) =>
+    e.type === 'output' ? `${e.seq}:${fromUtf8(e.chunk)}` : e.type === 'failed' ? e : `${e.seq}:${e.type}`,
+  );
 }
 
 const fast = { recoveryTimeoutMs: 5_000, recoveryInitialDelayMs: 10, recoveryMaxDelayMs: 50 } as const;
 
 describe('handshake and request ids', () => {
-  test.each(['json', 'msgpack'] as CodecName[])('initialize, initialized, integer ids from 1 (%s)', async (codec) => {
-    await using server = await ScriptedServer.start(
-      basic((peer, m) => m.method === 'environment/status' && peer.respond(m.id, { status: 'ready' })),
-    );
-    await using client = await ExecServerClient.connect({ url: server.url, codec, clientName: 'wire-test' });
-    expect(await client.environmentStatus()).toEqual({ status: 'ready' });
-    const peer = server.peers[0]!;
-    expect(peer.received).toEqual([
-      { id: 1, method: 'initialize', params: { clientName: 'wire-test' } },
-      { method: 'initialized', params: {} },
-      { id: 2, method: 'environment/status', params: {} },
-    ]);
-    expect(peer.binary).toEqual(codec === 'msgpack' ? [true, true, true] : [false, false, false]);
-    expect(client.sessionId).toBe('s-1');
-  });
+  test.each(['json', 'msgpack'] as CodecName[])(
+    'initialize, initialized, integer ids from 1 (%s)',
+    async (codec) => {
+      await using server = await ScriptedServer.start(
+        basic((peer, m) => m.method === 'environment/status' && peer.respond(m.id, { status: 'ready' })),
+      );
+      await using client = await ExecServerClient.connect({
+        url: server.url,
+        codec,
+        clientName: 'wire-test',
+      });
+      expect(await client.environmentStatus()).toEqual({ status: 'ready' });
+      const peer = server.peers[0]!;
+      expect(peer.received).toEqual([
+        { id: 1, method: 'initialize', params: { clientName: 'wire-test' } },
+        { method: 'initialized', params: {} },
+        { id: 2, method: 'environment/status', params: {} },
+      ]);
+      expect(peer.binary).toEqual(codec === 'msgpack' ? [true, true, true] : [false, false, false]);
+      expect(client.sessionId).toBe('s-1');
+    },
+  );
 
   test('rpc_client_matches_out_of_order_responses_by_request_id', async () => {
     const held: Record<string, unknown>[] = [];
@@ -95,7 +104,8 @@ describe('handshake and request ids', () => {
     expect(ExecError.is(over) && over.code).toBe('internal');
     expect(await proc.terminate()).toEqual({ running: true });
     await client.close();
-    for (const result of await Promise.all(reads)) expect(ExecError.is(result) && result.code).toBe('transportClosed');
+    for (const result of await Promise.all(reads))
+      expect(ExecError.is(result) && result.code).toBe('transportClosed');
   });
 
   test('a server-to-client request is answered -32601', async () => {
@@ -193,7 +203,9 @@ describe('recovery on the wire', () => {
     expect(client.failure).toMatch(
       /^exec-server transport disconnected: .+; failed to resume exec-server session: exec-server initialized an unexpected session s-2$/,
     );
-    const explicit = await ExecServerClient.connect({ url: server.url, resumeSessionId: 's-9' }).catch((e: unknown) => e);
+    const explicit = await ExecServerClient.connect({ url: server.url, resumeSessionId: 's-9' }).catch(
+      (e: unknown) => e,
+    );
     expect(ExecError.is(explicit) && [explicit.code, explicit.message]).toEqual([
       'protocol',
       'exec-server initialized an unexpected session s-2',

@@ -1,0 +1,74 @@
+// Starts the original Codex exec-server (`codex exec-server --listen ws://127.0.0.1:0`) as a
+// child in its own process group, reads its URL from stdout, and stops the whole group on close.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { waitFor } from '../helpers/wait-for.ts';
+
+const CODEX_PEER = fileURLToPath(new URL('../../../../../shared/tools/codex-peer', import.meta.url));
+
+/** Path of the original `codex` executable (installs it on first use; `CODEX_PEER_BIN` overrides). */
+export function peerBinary(): string {
+  return process.env.CODEX_PEER_BIN ?? execFileSync(CODEX_PEER, { encoding: 'utf8' }).trim();
+}
+
+/** A running original exec-server. */
+export interface PeerServer extends AsyncDisposable {
+  readonly url: string;
+  readonly child: ChildProcess;
+  close(): Promise<void>;
+}
+
+/** Starts the original exec-server on 127.0.0.1:0 with a scratch CODEX_HOME. */
+export async function startPeerServer(): Promise<PeerServer> {
+  const home = mkdtempSync(join(tmpdir(), 'execd-codex-home-'));
+  const child = spawn(peerBinary(), ['exec-server', '--listen', 'ws://127.0.0.1:0'], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, CODEX_HOME: home, RUST_LOG: 'error' },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (bytes: Buffer) => {
+    stdout += bytes.toString();
+  });
+  child.stderr!.on('data', (bytes: Buffer) => {
+    stderr += bytes.toString();
+  });
+  const exited = once(child, 'exit');
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        try {
+          process.kill(-child.pid!, 'SIGTERM');
+        } catch {}
+        const timer = setTimeout(() => {
+          try {
+            process.kill(-child.pid!, 'SIGKILL');
+          } catch {}
+        }, 5_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      rmSync(home, { recursive: true, force: true });
+    })();
+    return closing;
+  };
+  try {
+    const url = await waitFor(
+      () => {
+        if (child.exitCode !== null) throw new Error(`codex exec-server exited: ${stderr}`);
+        return stdout.match(/ws:\/\/127\.0\.0\.1:\d+/)?.[0];
+      },
+      { timeoutMs: 30_000, what: 'the original exec-server URL' },
+    );
+    return { url, child, close, [Symbol.asyncDispose]: close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
