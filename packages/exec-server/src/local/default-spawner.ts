@@ -6,6 +6,7 @@ import {
   spawnProcess,
 } from '@execd/sandboxing';
 import { type CaptureRunner, runCaptureCommand } from '@execd/shell-snapshot';
+import { guardAgainstOrphans } from './orphan-guard.ts';
 import type { LocalSpawnRequest, LocalSpawnResult, SandboxDenialCheck } from './spawner.ts';
 
 /**
@@ -29,12 +30,13 @@ function rejectUnsupported(error: unknown): never {
  * Launches a child with `@execd/sandboxing` (the original's `spawn_process`): the request's
  * sandbox context is resolved against its cwd and selected (`mode`, default `auto`), the command
  * is wrapped (bubblewrap on Linux, Seatbelt on macOS) and spawned by `@execd/pty-utils`, in a PTY
- * for `tty`, else on pipes. No context: unsandboxed, `sandboxType: "none"`.
+ * for `tty`, else on pipes. No context: unsandboxed, `sandboxType: "none"`. The child's process
+ * group is guarded against outliving this process (see `orphan-guard.ts`).
  */
 export async function defaultSpawner(request: LocalSpawnRequest): Promise<LocalSpawnResult> {
   try {
     const sandbox = sandboxFromContext(request.sandbox, request.cwd);
-    return await spawnProcess({
+    const launched = await spawnProcess({
       command: request.argv,
       cwd: request.cwd,
       env: request.env,
@@ -44,6 +46,8 @@ export async function defaultSpawner(request: LocalSpawnRequest): Promise<LocalS
       stdinOpen: request.stdin === 'pipe',
       drainTimeoutMs: request.drainTimeoutMs,
     });
+    // The child's group must not outlive this process if it is killed without cleaning up.
+    return { ...launched, process: guardAgainstOrphans(launched.process) };
   } catch (error) {
     rejectUnsupported(error);
   }

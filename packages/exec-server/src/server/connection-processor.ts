@@ -12,6 +12,7 @@ import {
 } from '@execd/protocol';
 import { ConnectionHandler } from './connection-handler.ts';
 import { type Logger, NOOP_LOGGER } from './logger.ts';
+import type { ExecServerMetrics } from './metrics.ts';
 import { type DispatchMode, RequestLane } from './request-lanes.ts';
 import type { SessionRegistry } from './session-registry.ts';
 
@@ -44,6 +45,8 @@ export interface ConnectionProcessorOptions {
   readonly dispatchMode: DispatchMode;
   readonly environmentInfo: () => EnvironmentInfo;
   readonly logger?: Logger;
+  /** Counts requests, their latency and the output pushed (default: not counted). */
+  readonly metrics?: ExecServerMetrics | undefined;
 }
 
 type InboundEvent =
@@ -65,6 +68,7 @@ export class ConnectionProcessor {
   readonly #abort = new AbortController();
   readonly #done: Promise<void>;
   readonly #abortedPromise: Promise<void>;
+  readonly #metrics: ExecServerMetrics | undefined;
   #wake: (() => void) | undefined;
   #paused = false;
 
@@ -72,6 +76,8 @@ export class ConnectionProcessor {
     this.#transport = options.transport;
     this.#logger = options.logger ?? NOOP_LOGGER;
     this.#mode = options.dispatchMode;
+    this.#metrics = options.metrics;
+    this.#metrics?.observeConnection('open');
     this.#lanes =
       this.#mode.kind === 'concurrent'
         ? { control: new RequestLane(this.#mode.limit), ordinary: new RequestLane(this.#mode.limit) }
@@ -87,6 +93,7 @@ export class ConnectionProcessor {
       logger: this.#logger,
       notify: (notification) => {
         if (this.#abort.signal.aborted) return;
+        this.#metrics?.observeNotificationSent(notification);
         this.#transport.sendNotification(notificationMessage(notification.method, notification.params));
       },
     });
@@ -189,6 +196,7 @@ export class ConnectionProcessor {
       // on a child (a write to a full stdin pipe) must not hold up shutdown.
       this.disconnected();
       this.#handler.detach();
+      this.#metrics?.observeConnection('close');
     }
   }
 
@@ -236,10 +244,14 @@ export class ConnectionProcessor {
   async #runRequest(id: RequestId, method: string, params: unknown, codec: CodecName): Promise<void> {
     this.#logger.trace('request in', { connection: this.#transport.label, id, method });
     let reply: RpcMessage;
+    const startedMs = performance.now();
     try {
       const result = await this.#handler.handleRequest(method, params);
+      this.#metrics?.observeRequest(method, (performance.now() - startedMs) / 1000);
+      this.#metrics?.observeResult(method, result);
       reply = responseMessage(id, result ?? {});
     } catch (error) {
+      this.#metrics?.observeRequest(method, (performance.now() - startedMs) / 1000, error);
       reply = errorMessage(id, error);
       if (reply.kind === 'error' && reply.error.code === RPC_ERROR_NUMBERS.internal) {
         this.#logger.warn('request failed', { connection: this.#transport.label, id, method, error });

@@ -31,6 +31,7 @@ export {
   type LogLevel,
   NOOP_LOGGER,
 } from './logger.ts';
+export { ExecServerMetrics, type SessionEvent, type SessionSnapshot, type StreamedVia } from './metrics.ts';
 export {
   type GateDecision,
   MAX_QUEUED_NOTIFICATION_BYTES,

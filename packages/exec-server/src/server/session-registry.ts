@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { RpcError } from '@execd/protocol';
 import type { ProcessNotification, ProcessTable } from '../types.ts';
 import { type Logger, NOOP_LOGGER } from './logger.ts';
+import type { ExecServerMetrics, SessionSnapshot } from './metrics.ts';
 
 /**
  * How long a session whose connection went away is kept for a resume before its processes are
@@ -27,6 +28,8 @@ export interface SessionRegistryOptions {
   /** Default {@link DETACHED_SESSION_TTL_MS}. */
   readonly detachedTtlMs?: number;
   readonly logger?: Logger;
+  /** Counts session events and sandbox denials (default: not counted). */
+  readonly metrics?: ExecServerMetrics | undefined;
 }
 
 /** @internal One registry row; exported only so declarations can name it. */
@@ -39,11 +42,14 @@ export class SessionEntry {
   expiresAtMs: number | undefined;
   timer: NodeJS.Timeout | undefined;
 
-  constructor(id: string, table: ProcessTable, attachment: SessionAttachment) {
+  constructor(id: string, table: ProcessTable, attachment: SessionAttachment, metrics?: ExecServerMetrics) {
     this.id = id;
     this.table = table;
     this.current = attachment;
-    this.subscription = table.subscribe((notification) => this.current?.notify(notification));
+    this.subscription = table.subscribe((notification) => {
+      metrics?.observeProcessNotification(notification);
+      this.current?.notify(notification);
+    });
   }
 
   isExpired(nowMs: number): boolean {
@@ -107,12 +113,22 @@ export class SessionRegistry implements AsyncDisposable {
   readonly #ttlMs: number;
   readonly #logger: Logger;
   readonly #pendingShutdowns = new Set<Promise<void>>();
+  readonly #metrics: ExecServerMetrics | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(options: SessionRegistryOptions) {
     this.#createProcessTable = options.createProcessTable;
     this.#ttlMs = options.detachedTtlMs ?? DETACHED_SESSION_TTL_MS;
     this.#logger = options.logger ?? NOOP_LOGGER;
+    this.#metrics = options.metrics;
+  }
+
+  /** Attached and detached sessions and their process tables, for metrics. */
+  snapshot(): SessionSnapshot {
+    let attached = 0;
+    for (const entry of this.#sessions.values()) if (entry.current !== undefined) attached += 1;
+    const tables = [...this.#sessions.values()].map((entry) => entry.table);
+    return { attached, detached: this.#sessions.size - attached, tables };
   }
 
   /** Number of live (attached or detached) sessions. */
@@ -128,12 +144,20 @@ export class SessionRegistry implements AsyncDisposable {
     if (this.#closing) throw new RpcError('internal', 'exec-server is shutting down');
     if (resumeSessionId === undefined) {
       const id = randomUUID();
-      const entry = new SessionEntry(id, this.#createProcessTable({ sessionId: id }), attachment);
+      const entry = new SessionEntry(
+        id,
+        this.#createProcessTable({ sessionId: id }),
+        attachment,
+        this.#metrics,
+      );
       this.#sessions.set(id, entry);
+      this.#metrics?.observeSession('created');
       this.#logger.debug('session created', { sessionId: id });
       return new SessionHandle(this, entry, attachment);
     }
     const entry = this.#sessions.get(resumeSessionId);
+    if (!entry || entry.isExpired(Date.now()) || entry.current)
+      this.#metrics?.observeSession('resume_failed');
     if (!entry) throw new RpcError('invalidRequest', `unknown session id ${resumeSessionId}`);
     if (entry.isExpired(Date.now())) {
       await this.#expire(entry, 'expired before resume');
@@ -151,6 +175,7 @@ export class SessionRegistry implements AsyncDisposable {
     entry.detachedFrom = undefined;
     entry.expiresAtMs = undefined;
     this.#logger.debug('session resumed', { sessionId: entry.id });
+    this.#metrics?.observeSession('resumed');
     previous?.evict();
     return new SessionHandle(this, entry, attachment);
   }
@@ -170,12 +195,14 @@ export class SessionRegistry implements AsyncDisposable {
     }, this.#ttlMs);
     // A detached session must not keep an embedding process alive on its own.
     entry.timer.unref();
+    this.#metrics?.observeSession('detached');
     this.#logger.debug('session detached', { sessionId: entry.id, ttlMs: this.#ttlMs });
   }
 
   #expire(entry: SessionEntry, reason: string): Promise<void> {
     if (this.#sessions.get(entry.id) === entry) this.#sessions.delete(entry.id);
     entry.clearTimer();
+    this.#metrics?.observeSession('expired');
     this.#logger.info('session removed; terminating its processes', { sessionId: entry.id, reason });
     const done = this.#shutdownEntry(entry);
     this.#pendingShutdowns.add(done);

@@ -5,6 +5,7 @@ import { ConnectionProcessor, type ConnectionTransport } from './connection-proc
 import { localEnvironmentInfo } from './environment-info.ts';
 import { DEFAULT_LISTEN_URL, isLoopbackAddress, parseListenUrl } from './listen-url.ts';
 import { type Logger, NOOP_LOGGER } from './logger.ts';
+import { ExecServerMetrics } from './metrics.ts';
 import { MAX_QUEUED_NOTIFICATION_BYTES } from './notification-gate.ts';
 import { parseDispatchMode } from './request-lanes.ts';
 import { type CreateProcessTable, DETACHED_SESSION_TTL_MS, SessionRegistry } from './session-registry.ts';
@@ -41,6 +42,8 @@ export interface ExecServerOptions {
 export interface RunningExecServer extends AsyncDisposable {
   /** `ws://IP:PORT` with the bound port, or `stdio`. */
   readonly url: string;
+  /** This server's Prometheus metrics (also served as `GET /metrics` over WebSocket). */
+  readonly metrics: ExecServerMetrics;
   /** Settles once the server stopped: after `close()`, or when the stdio connection ended. */
   readonly closed: Promise<void>;
   /** Stops accepting, closes every connection and terminates every process tree. Idempotent. */
@@ -97,16 +100,26 @@ export async function startExecServer(options: ExecServerOptions = {}): Promise<
     );
   }
 
+  const metrics = new ExecServerMetrics();
   const registry = new SessionRegistry({
     createProcessTable: options.createProcessTable ?? (() => new LocalProcessTable({ logger })),
     detachedTtlMs,
     logger,
+    metrics,
   });
+  metrics.bindSessions(() => registry.snapshot());
   const environmentInfo = options.environmentInfo ?? (() => localEnvironmentInfo());
   const open = <TTransport extends ConnectionTransport & { attach(processor: ConnectionProcessor): void }>(
     transport: TTransport,
   ): ConnectionProcessor => {
-    const processor = new ConnectionProcessor({ transport, registry, dispatchMode, environmentInfo, logger });
+    const processor = new ConnectionProcessor({
+      transport,
+      registry,
+      dispatchMode,
+      environmentInfo,
+      logger,
+      metrics,
+    });
     transport.attach(processor);
     return processor;
   };
@@ -139,7 +152,7 @@ export async function startExecServer(options: ExecServerOptions = {}): Promise<
       return closing;
     };
     void processor.done.then(shutdown);
-    return { url: 'stdio', closed, close: shutdown, [Symbol.asyncDispose]: shutdown };
+    return { url: 'stdio', metrics, closed, close: shutdown, [Symbol.asyncDispose]: shutdown };
   }
 
   let listener: Awaited<ReturnType<typeof listenWebSocket>>;
@@ -152,6 +165,7 @@ export async function startExecServer(options: ExecServerOptions = {}): Promise<
       keepaliveIntervalMs,
       maxQueuedNotificationBytes,
       logger,
+      metrics,
       openConnection: open,
     });
   } catch (error) {
@@ -170,5 +184,5 @@ export async function startExecServer(options: ExecServerOptions = {}): Promise<
     })();
     return closing;
   };
-  return { url: listener.url, closed, close: shutdown, [Symbol.asyncDispose]: shutdown };
+  return { url: listener.url, metrics, closed, close: shutdown, [Symbol.asyncDispose]: shutdown };
 }

@@ -6,6 +6,8 @@ import type { BearerTokenVerifier } from './auth.ts';
 import type { ConnectionProcessor } from './connection-processor.ts';
 import { formatWebSocketUrl } from './listen-url.ts';
 import { type Logger, NOOP_LOGGER } from './logger.ts';
+import type { ExecServerMetrics } from './metrics.ts';
+import { serveMetrics } from './metrics-http.ts';
 import { WebSocketTransport } from './websocket-transport.ts';
 
 /**
@@ -30,6 +32,8 @@ export interface WebSocketListenerOptions {
   readonly keepaliveIntervalMs: number;
   readonly maxQueuedNotificationBytes: number;
   readonly logger?: Logger;
+  /** Served as `GET /metrics` (Prometheus text format) when given. */
+  readonly metrics?: ExecServerMetrics | undefined;
   /** Starts the processor of a freshly upgraded connection. */
   readonly openConnection: (transport: WebSocketTransport) => ConnectionProcessor;
 }
@@ -62,8 +66,8 @@ function peerLabel(request: IncomingMessage): string {
 }
 
 /**
- * Serves `GET /` (WebSocket upgrade) and `GET /readyz` (200) on a Node HTTP server, as the
- * original: any request with an `Origin` header is refused with 403 (browser protection); with
+ * Serves `GET /` (WebSocket upgrade), `GET /readyz` (200) and `GET /metrics` on a Node HTTP
+ * server, as the original (plus metrics): any request with an `Origin` header is refused with 403 (browser protection); with
  * an auth token the upgrade requires `Authorization: Bearer <token>` (401 otherwise).
  */
 export async function listenWebSocket(options: WebSocketListenerOptions): Promise<WebSocketListener> {
@@ -83,6 +87,10 @@ export async function listenWebSocket(options: WebSocketListenerOptions): Promis
   let closing = false;
 
   const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
+    if (options.metrics && request.headers.origin === undefined && pathOf(request) === '/metrics') {
+      serveMetrics(request, response, options.metrics, options.verifier);
+      return;
+    }
     const status =
       request.headers.origin !== undefined
         ? 403

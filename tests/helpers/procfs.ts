@@ -1,0 +1,95 @@
+// Process-table probes through /proc (Linux): what a test needs to prove nothing leaked.
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** One line of `/proc/PID/stat`, the fields the suites look at. */
+export interface ProcStat {
+  readonly pid: number;
+  readonly ppid: number;
+  readonly pgid: number;
+  readonly sid: number;
+  /** `R`, `S`, `Z` (zombie), ... */
+  readonly state: string;
+  readonly comm: string;
+}
+
+/** Parses `/proc/PID/stat`; undefined once the process is gone. */
+export function procStat(pid: number): ProcStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // comm is in parentheses and may itself contain spaces and parentheses: split at the last ')'.
+  const close = text.lastIndexOf(')');
+  const comm = text.slice(text.indexOf('(') + 1, close);
+  const fields = text.slice(close + 2).split(' ');
+  return {
+    pid,
+    comm,
+    state: fields[0] ?? '?',
+    ppid: Number(fields[1]),
+    pgid: Number(fields[2]),
+    sid: Number(fields[3]),
+  };
+}
+
+/** Every process currently in the table. */
+export function allProcesses(): ProcStat[] {
+  const stats: ProcStat[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = procStat(Number(name));
+    if (stat) stats.push(stat);
+  }
+  return stats;
+}
+
+/** The descendants of `pid` (children, grandchildren, ...), zombies included. */
+export function descendants(pid: number): ProcStat[] {
+  const byParent = new Map<number, ProcStat[]>();
+  for (const stat of allProcesses()) {
+    const siblings = byParent.get(stat.ppid) ?? [];
+    siblings.push(stat);
+    byParent.set(stat.ppid, siblings);
+  }
+  const found: ProcStat[] = [];
+  const queue = [pid];
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    for (const child of byParent.get(next) ?? []) {
+      found.push(child);
+      queue.push(child.pid);
+    }
+  }
+  return found;
+}
+
+/** Number of open file descriptors of `pid` (`/proc/PID/fd`). */
+export function fdCount(pid: number): number {
+  return readdirSync(`/proc/${pid}/fd`).length;
+}
+
+/**
+ * The processes whose environment carries `NAME=value` (found wherever they are in the tree: an
+ * orphan re-parented to init is still found). Processes we may not read are skipped.
+ */
+export function processesWithEnv(name: string, value: string): ProcStat[] {
+  const needle = Buffer.from(`${name}=${value}\0`);
+  const found: ProcStat[] = [];
+  for (const stat of allProcesses()) {
+    let environ: Buffer;
+    try {
+      environ = readFileSync(`/proc/${stat.pid}/environ`);
+    } catch {
+      continue;
+    }
+    if (environ.includes(needle) && stat.state !== 'Z') found.push(stat);
+  }
+  return found;
+}
+
+/** Resident set size of `pid` in bytes (`VmRSS` of `/proc/PID/status`). */
+export function rssBytes(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) * 1024 : Number.NaN;
+}
