@@ -40,12 +40,15 @@ export const EXITED_PROCESS_RETENTION_MS = 30_000;
  */
 export const EXIT_OUTPUT_GRACE_MS = 50;
 
+/** The longest delay `setTimeout` honours (larger values fire at once); long waits are clamped to it. */
+export const MAX_TIMER_MS: number = 2 ** 31 - 1;
+
 /**
  * Cap on how long output is drained after the child exits. The original reads until every
  * holder of the pipe has closed it (late grandchild output is part of the process), so this is
  * the largest timer Node supports (about 24.8 days): in practice, never.
  */
-export const STREAM_DRAIN_TIMEOUT_MS: number = 2 ** 31 - 1;
+export const STREAM_DRAIN_TIMEOUT_MS: number = MAX_TIMER_MS;
 
 /**
  * On shutdown, how long to wait for a killed child's streams to end. Killing the session reaches

@@ -8,11 +8,9 @@ import {
   type WriteResponse,
 } from '@execd/protocol';
 import type { ExecProcess, ExecProcessEvent, ExecReadOptions } from '../types.ts';
+import { MAX_TIMER_MS } from './limits.ts';
 import type { LocalProcessTable } from './local-process-table.ts';
 import type { ProcessRecord } from './process-record.ts';
-
-// Longest single wait of an event follower; it simply waits again (setTimeout caps at 2^31-1).
-const FOLLOW_WAIT_MS = 2 ** 31 - 1;
 
 // In-process writes are numbered across every handle, as the original's `local-{n}` ids.
 let localWriteCounter = 0;
@@ -126,7 +124,7 @@ export class LocalExecProcess implements ExecProcess {
       }
       if (events.length > 0) continue;
       try {
-        await this.#record.changed.wait(FOLLOW_WAIT_MS, signal);
+        await this.#record.changed.wait(MAX_TIMER_MS, signal);
       } catch {
         if (this.#closing.signal.aborted) return;
         throw cancelled(signal);

@@ -1,8 +1,6 @@
 import { ExecError, type ReadParams, type ReadResponse, RpcError } from '@execd/protocol';
+import { MAX_TIMER_MS } from './limits.ts';
 import type { ProcessRecord } from './process-record.ts';
-
-// setTimeout fires at once for larger values, so long-poll waits are clamped to this.
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The `process/read` long-poll (spec §2.4): answers at once when there is output after

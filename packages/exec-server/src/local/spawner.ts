@@ -1,5 +1,6 @@
 import type { SandboxContext, SandboxType } from '@execd/protocol';
 import type { SpawnedProcess } from '@execd/pty-utils';
+import type { CommandOutput } from '@execd/sandboxing';
 
 /** What the process table asks a Spawner to launch (validated, env computed, cwd a native path). */
 export interface LocalSpawnRequest {
@@ -37,14 +38,7 @@ export interface LocalSpawnResult {
 export type Spawner = (request: LocalSpawnRequest) => Promise<LocalSpawnResult>;
 
 /** The output of a finished sandboxed command, as denial detection reads it. */
-export interface SandboxedOutput {
-  readonly exitCode: number;
-  /** stdout plus PTY output, as text. */
-  readonly stdout: string;
-  readonly stderr: string;
-  /** Everything in arrival order. */
-  readonly aggregated: string;
-}
+export type SandboxedOutput = CommandOutput;
 
 /** Decides whether a sandboxed command most likely failed because the sandbox denied it. */
 export type SandboxDenialCheck = (sandboxType: SandboxType, output: SandboxedOutput) => boolean;
