@@ -34,6 +34,12 @@ export function procStat(pid: number): ProcStat | undefined {
   };
 }
 
+/** True while `pid` exists and is not a zombie (a zombie only waits to be reaped). */
+export function isRunning(pid: number): boolean {
+  const stat = procStat(pid);
+  return stat !== undefined && stat.state !== 'Z';
+}
+
 /** Every process currently in the table. */
 export function allProcesses(): ProcStat[] {
   const stats: ProcStat[] = [];

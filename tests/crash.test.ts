@@ -1,0 +1,121 @@
+// Crash: the execd-server CLI killed with SIGKILL mid-stream. Its children must die with it (none
+// orphaned), its clients must get the documented failure, and a restarted server must serve new
+// sessions.
+import { randomUUID } from 'node:crypto';
+import { ExecServerClient } from '@execd/exec-server/client';
+import { RpcError } from '@execd/protocol';
+import { afterEach, describe, expect, test } from 'vitest';
+import { CliServer } from './helpers/cli-server.ts';
+import { childEnv, collect, execParams } from './helpers/exec.ts';
+import { descendants, isRunning, processesWithEnv } from './helpers/procfs.ts';
+import { waitFor } from './helpers/wait-for.ts';
+
+const MARK = 'EXECD_CRASH_TEST_MARK';
+const cleanups: (() => Promise<unknown>)[] = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function cliServer(): Promise<CliServer> {
+  const server = await CliServer.start();
+  cleanups.push(() => server.kill('SIGKILL'));
+  return server;
+}
+
+async function client(url: string, codec: 'json' | 'msgpack'): Promise<ExecServerClient> {
+  // A short recovery deadline: the server is gone for good, so the failure comes quickly.
+  const connected = await ExecServerClient.connect({ url, codec, recoveryTimeoutMs: 1_500 });
+  cleanups.push(() => connected.close());
+  return connected;
+}
+
+describe('execd-server killed with SIGKILL mid-stream', () => {
+  test.each(['msgpack', 'json'] as const)(
+    'no child survives, clients fail as documented, a restarted server serves (%s)',
+    async (codec) => {
+      const mark = randomUUID();
+      const env = childEnv({ [MARK]: mark });
+      const server = await cliServer();
+      const remote = await client(server.url, codec);
+
+      // A mix of what an agent leaves running: a plain sleeper, a shell with a background job, a PTY
+      // shell that ignores SIGHUP (so closing the terminal does not kill it), a sandboxed sleeper, and
+      // a process streaming output right now.
+      const starts = [
+        execParams({ processId: 'sleeper', argv: ['sleep', '600'], env }),
+        execParams({ processId: 'tree', argv: ['sh', '-c', 'sleep 601 & sleep 602 & wait'], env }),
+        execParams({ processId: 'pty', argv: ['sh', '-c', 'trap "" HUP; sleep 603'], env, tty: true }),
+        execParams({
+          processId: 'sandboxed',
+          argv: ['sleep', '604'],
+          env,
+          sandbox: { profile: 'workspace-write', network: 'off' },
+        }),
+        execParams({
+          processId: 'streamer',
+          argv: ['sh', '-c', 'i=0; while :; do i=$((i+1)); echo "tick $i"; sleep 0.02; done'],
+          env,
+          pipeStdin: true,
+        }),
+      ];
+      const processes = await Promise.all(starts.map((params) => remote.start(params)));
+      const streamer = processes[4]!;
+      let streamed = 0;
+      const following = collect(streamer, { onOutput: (bytes) => (streamed += bytes) });
+
+      // Every tree is up (sleeper, sh + 2 sleeps, sh + sleep, bwrap + sleep, streamer) and output flows.
+      await waitFor(() => processesWithEnv(MARK, mark).length >= 9 && streamed > 200, {
+        what: 'every child to run and the streamer to stream',
+      });
+      const before = descendants(server.pid).map((stat) => stat.pid);
+      expect(before.length).toBeGreaterThanOrEqual(9);
+
+      const exit = await server.kill('SIGKILL');
+      expect(exit.signal).toBe('SIGKILL');
+
+      // Nothing the server started survives it: no marked process, and none of its former
+      // descendants (its watchdog included) is still running anywhere.
+      await waitFor(() => processesWithEnv(MARK, mark).length === 0, {
+        timeoutMs: 20_000,
+        what: `the server's children to die (left: ${JSON.stringify(processesWithEnv(MARK, mark))})`,
+      });
+      await waitFor(() => before.every((pid) => !isRunning(pid)), {
+        what: 'every former descendant to be gone',
+      });
+
+      // The client's documented failure (docs/protocol.md, sessions): recovery gives up, every
+      // process fails with "{disconnect}; failed to resume exec-server session: {error}".
+      const followed = await following;
+      expect(followed.closed).toBe(false);
+      expect(followed.failure).toMatch(
+        /^exec-server transport disconnected: .*; failed to resume exec-server session: /,
+      );
+      expect(followed.stdout.toString()).toMatch(/^tick 1\n/);
+      await waitFor(() => remote.state === 'failed', { what: 'the client to fail' });
+      const read = await processes[0]!.read();
+      expect(read).toMatchObject({ closed: true, exited: true, exitCode: null, chunks: [] });
+      expect(read.failure).toBe(followed.failure);
+      await expect(remote.start(execParams({ processId: 'late', argv: ['true'] }))).rejects.toMatchObject({
+        code: 'transportClosed',
+      });
+
+      // A restarted server serves new sessions; the old session id means nothing to it.
+      const restarted = await cliServer();
+      const fresh = await client(restarted.url, codec);
+      const echo = await fresh.start(execParams({ processId: 'echo', argv: ['sh', '-c', 'echo back'], env }));
+      const result = await collect(echo);
+      expect(result).toMatchObject({ exitCode: 0, closed: true, failure: undefined });
+      expect(result.stdout.toString()).toBe('back\n');
+      const resume = ExecServerClient.connect({
+        url: restarted.url,
+        codec,
+        resumeSessionId: remote.sessionId,
+      });
+      await expect(resume).rejects.toSatisfy(
+        (error: unknown) => RpcError.is(error) && error.code === 'invalidRequest',
+      );
+      expect(fresh.sessionId).not.toBe(remote.sessionId);
+    },
+  );
+});
