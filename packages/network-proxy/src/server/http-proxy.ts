@@ -1,7 +1,6 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { pipeline } from 'node:stream';
 import type { Gate } from '../internal/gate.ts';
 import type { Logger } from '../logger.ts';
 import { denialResponse, errorResponse, type ProxyResponse, rawResponse } from './responses.ts';
@@ -109,22 +108,26 @@ export class HttpProxy {
       setHost: false,
       agent: this.#agent,
       lookup: pinnedLookup(auth.addresses),
-      timeout: this.#options.connectTimeoutMs,
     });
-    upstream.on('socket', (socket) => this.#options.track(socket));
-    upstream.on('timeout', () => {
-      // Only the time to connect is bounded; the agent reuses sockets, so clear the timer once connected.
-      if (!upstream.socket?.connecting) return;
-      upstream.destroy(Object.assign(new Error('upstream connect timed out'), { code: 'ETIMEDOUT' }));
+    upstream.on('socket', (socket: Socket) => {
+      this.#options.track(socket);
+      // Bound only the connect of a new socket; reused keep-alive sockets need no timer.
+      if (!socket.connecting) return;
+      const timer = setTimeout(() => {
+        upstream.destroy(Object.assign(new Error('upstream connect timed out'), { code: 'ETIMEDOUT' }));
+      }, this.#options.connectTimeoutMs);
+      socket.once('connect', () => clearTimeout(timer));
+      socket.once('close', () => clearTimeout(timer));
     });
     upstream.on('response', (response) => {
-      upstream.setTimeout(0);
       res.writeHead(
         response.statusCode ?? 502,
         response.statusMessage,
         forwardableHeaders(response.rawHeaders),
       );
-      pipeline(response, res, () => {});
+      // `pipe`, not `pipeline`: pipeline allocates an AbortController per call, measurable per request.
+      response.on('error', () => res.destroy());
+      response.pipe(res);
     });
     upstream.on('error', (error) => {
       this.#options.logger.debug('network proxy upstream error', { host: target.host, error });
