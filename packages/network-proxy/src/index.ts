@@ -16,6 +16,7 @@ export {
   type NetworkDeciderAnswer,
   validateDeciderTimeout,
 } from './decider.ts';
+export { type LaunchNetworkPolicy, policyFromLaunchConfig } from './launch-config.ts';
 export { type LogFields, type Logger, NOOP_LOGGER } from './logger.ts';
 export {
   NetworkProxy,

@@ -1,5 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import net from 'node:net';
 import tls from 'node:tls';
 import { ExecError } from '@execd/protocol';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
@@ -176,6 +177,25 @@ describe('HTTP forward proxy', () => {
     ]);
     expect(result.stdout).toMatch(/^HTTP\/1\.1 502/);
     expect(proxy.denials()).toEqual([]);
+  });
+
+  test('an upgrade request is tunnelled after the policy check', async () => {
+    await using proxy = await startNetworkProxy(proxyOptions());
+    const upgrade = (host: string): string =>
+      `GET http://${host}:${origin.port}/ws HTTP/1.1\r\nHost: ${host}:${origin.port}\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n`;
+    const socket = net.connect(proxy.httpSocketPath);
+    let received = '';
+    socket.setEncoding('latin1').on('data', (text: string) => {
+      received += text;
+      if (received.includes('\r\n\r\n') && !received.includes('ping')) socket.write('ping');
+    });
+    socket.write(upgrade('allowed.test'));
+    await waitFor(() => received.includes('ping'), { what: 'the echo' });
+    socket.destroy();
+    expect(received).toMatch(/^HTTP\/1\.1 101 Switching Protocols\r\n/);
+    expect(received).toContain('X-Path: /ws');
+    const denied = (await rawExchange({ path: proxy.httpSocketPath }, upgrade('denied.test'))).toString();
+    expect(denied).toMatch(/^HTTP\/1\.1 403/);
   });
 
   test('origin-form requests are refused with 400', async () => {

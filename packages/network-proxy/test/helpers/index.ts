@@ -78,6 +78,16 @@ async function serve(server: http.Server | https.Server): Promise<Origin> {
     requests++;
     answer(req, res);
   });
+  // `Upgrade: echo`: switch protocols, then echo every byte back.
+  server.on('upgrade', (req: http.IncomingMessage, socket: import('node:stream').Duplex, head: Buffer) => {
+    requests++;
+    socket.on('error', () => socket.destroy());
+    socket.write(
+      `HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\nX-Path: ${req.url}\r\n\r\n`,
+    );
+    if (head.length > 0) socket.write(head);
+    socket.pipe(socket);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const close = async (): Promise<void> => {
