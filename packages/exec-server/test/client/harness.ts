@@ -8,6 +8,7 @@ import { LocalProcessTable } from '../../src/local/local-process-table.ts';
 import type { Spawner } from '../../src/local/spawner.ts';
 import { type ExecServerOptions, type RunningExecServer, startExecServer } from '../../src/server/index.ts';
 import { ProcessTracker } from '../helpers/process-tracker.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 /** Records every child the test servers launch. */
 export const tracker: ProcessTracker = new ProcessTracker();
@@ -57,5 +58,22 @@ export async function remoteBackendWithServer(codec: CodecName): Promise<RemoteB
     [Symbol.asyncDispose]: async () => {
       await backend.close();
     },
+  });
+}
+
+/** Sockets and servers this process holds open (a test must leave none behind). */
+function openNetworkHandles(): string[] {
+  return process
+    .getActiveResourcesInfo()
+    .filter((kind) => kind === 'TCPSocketWrap' || kind === 'TCPServerWrap');
+}
+
+/** Waits (bounded) until every TCP socket and server of the test is closed. */
+export async function expectNoOpenSockets(): Promise<void> {
+  await waitFor(() => openNetworkHandles().length === 0, {
+    timeoutMs: 5_000,
+    what: 'every socket and server to be closed',
+  }).catch((error: unknown) => {
+    throw new Error(`handles left open: ${openNetworkHandles().join(', ')}`, { cause: error });
   });
 }

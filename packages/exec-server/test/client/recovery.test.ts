@@ -18,12 +18,13 @@ import { FaultProxy } from '../../src/testing/fault-proxy.ts';
 import type { ExecProcessEvent } from '../../src/types.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { collectEvents, execParams, readUntil } from '../scenarios/exec-process-helpers.ts';
-import { FAST_RECOVERY, startTrackedServer, tracker } from './harness.ts';
+import { expectNoOpenSockets, FAST_RECOVERY, startTrackedServer, tracker } from './harness.ts';
 
 const EMIT_RANDOM = fileURLToPath(new URL('./fixtures/emit-random.mjs', import.meta.url));
 
 afterEach(async () => {
   await tracker.expectNoSurvivors();
+  await expectNoOpenSockets();
 });
 
 let scratch = '';
@@ -302,6 +303,47 @@ describe('session recovery: the original scenario and failures', () => {
     expect(await new RemoteBackend(second, { ownsClient: false }).client.listProcesses()).toMatchObject({
       processes: [{ processId: 'shared', state: 'running' }],
     });
+    await r.server.close();
+  });
+
+  test('a start issued while recovering waits; a start cut off is rejected and its process terminated', async () => {
+    await using r = await rig();
+    // Cut off: the request reaches the server, the answer is lost.
+    r.proxy.pause('toClient');
+    const sent = r.proxy.stats.frames.toServer;
+    const cutOff = r.backend.start(execParams('cut-off', ['sleep', '60'])).catch((error: unknown) => error);
+    await waitFor(() => r.proxy.stats.frames.toServer > sent, { what: 'the start to pass the proxy' });
+    r.proxy.refuseConnections();
+    r.proxy.drop();
+    r.proxy.resume('toClient');
+    const error = await cutOff;
+    expect(ExecError.is(error) && error.code).toBe('transportClosed');
+    // Issued while recovering: waits for the session, then runs.
+    const waiting = r.backend.start(execParams('later', ['sh', '-c', 'printf later']));
+    r.proxy.acceptConnections();
+    const later = await waiting;
+    expect((await readUntil(later)).text).toBe('later');
+    // The cut-off start did reach the server; recovery terminated it.
+    await waitFor(
+      async () =>
+        (await r.client.listProcesses()).processes.find((p) => p.processId === 'cut-off')?.state !==
+        'running',
+      { what: 'the orphan to be terminated' },
+    );
+  });
+
+  test('close() during recovery ends it; followers end quietly', async () => {
+    await using r = await rig();
+    const proc = await r.backend.start(execParams('quiet', ['sleep', '60']));
+    const events = collectEvents(proc);
+    r.proxy.refuseConnections();
+    r.proxy.drop();
+    await waitFor(() => r.client.state === 'recovering', { what: 'recovering' });
+    await r.client.close();
+    expect(r.client.state).toBe('closed');
+    expect(await events).toEqual([]);
+    const read = await proc.read().catch((error: unknown) => error);
+    expect(ExecError.is(read) && read.code).toBe('transportClosed');
     await r.server.close();
   });
 

@@ -2,10 +2,11 @@
 // over WebSocket: once with the msgpack codec, once with the json codec.
 import { afterEach } from 'vitest';
 import { defineExecProcessScenarios } from '../scenarios/exec-process-scenarios.ts';
-import { remoteBackendWithServer, tracker } from './harness.ts';
+import { expectNoOpenSockets, remoteBackendWithServer, tracker } from './harness.ts';
 
 afterEach(async () => {
   await tracker.expectNoSurvivors();
+  await expectNoOpenSockets();
 });
 
 defineExecProcessScenarios('remote msgpack', () => remoteBackendWithServer('msgpack'));

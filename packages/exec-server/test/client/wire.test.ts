@@ -1,13 +1,18 @@
 // What the client puts on the wire and how it reacts, against a scripted WebSocket server (the
 // original's rpc.rs and client.rs unit cases, spec §2.2, §2.3, §3.5).
 import { type CodecName, ExecError, fromUtf8, RpcError } from '@execd/protocol';
-import { describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test } from 'vitest';
 import { ExecServerClient } from '../../src/client/exec-server-client.ts';
 import { MAX_IN_FLIGHT_CALLS } from '../../src/client/limits.ts';
 import type { ExecProcessEvent } from '../../src/types.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { collectEvents, execParams } from '../scenarios/exec-process-helpers.ts';
+import { expectNoOpenSockets } from './harness.ts';
 import { answerInitialize, type Peer, ScriptedServer } from './scripted-server.ts';
+
+afterEach(async () => {
+  await expectNoOpenSockets();
+});
 
 const b64 = (text: string): string => Buffer.from(text).toString('base64');
 
