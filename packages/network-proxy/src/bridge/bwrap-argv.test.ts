@@ -69,9 +69,37 @@ describe('shareBridgeNetwork', () => {
     ]);
   });
 
+  test('finds bwrap behind the seccomp launcher of the sandboxing package', () => {
+    const launcher = ['/bin/sh', '-c', 'exec "$@" 9<"$0"', '/tmp/filter'];
+    const argv = [
+      ...launcher,
+      '/usr/bin/bwrap',
+      '--unshare-pid',
+      '--unshare-net',
+      '--seccomp',
+      '9',
+      '--',
+      'curl',
+      'x',
+    ];
+    expect(shareBridgeNetwork(argv)).toEqual([
+      ...launcher,
+      '/usr/bin/bwrap',
+      '--unshare-pid',
+      '--seccomp',
+      '9',
+      '--',
+      'curl',
+      'x',
+    ]);
+  });
+
   test('a command that is not bwrap is unchanged', () => {
     expect(isBwrapArgv(['sh', '-c', 'true'])).toBe(false);
     expect(shareBridgeNetwork(['sh', '--unshare-net'])).toEqual(['sh', '--unshare-net']);
+    // "bwrap" deep in a command's arguments is not a launcher prefix.
+    const deep = ['env', 'A=1', 'B=2', 'C=3', 'D=4', 'bwrap', '--unshare-net'];
+    expect(shareBridgeNetwork(deep)).toEqual(deep);
   });
 });
 

@@ -56,21 +56,37 @@ const BWRAP_OPTION_ARITY: ReadonlyMap<string, number> = new Map([
   ['--overlay', 3],
 ]);
 
-/** True when `argv[0]` names bubblewrap (`bwrap`, `/usr/bin/bwrap`, a bundled `.../bwrap`). */
+/**
+ * How far into the argv bubblewrap may start. The sandboxing package prefixes bwrap with a
+ * launcher that opens the seccomp filter (`/bin/sh -c 'exec "$@" 9<"$0"' FILTER bwrap ...`),
+ * so bwrap is at index 4 there; anything later is the command's own arguments.
+ */
+const MAX_LAUNCHER_ARGS = 4;
+
+/** Index of bubblewrap in `argv` (directly, or after a short launcher prefix), or -1. */
+export function bwrapIndex(argv: readonly string[]): number {
+  for (let i = 0; i <= MAX_LAUNCHER_ARGS && i < argv.length; i++) {
+    if (basename(argv[i] ?? '') === 'bwrap') return i;
+  }
+  return -1;
+}
+
+/** True when `argv` runs bubblewrap (`bwrap`, `/usr/bin/bwrap`, a bundled `.../bwrap`, or behind a launcher). */
 export function isBwrapArgv(argv: readonly string[]): boolean {
-  return argv.length > 0 && basename(argv[0] ?? '') === 'bwrap';
+  return bwrapIndex(argv) >= 0;
 }
 
 /**
  * Rewrites a bwrap argv built for `proxied` mode so the sandbox keeps the network namespace it is
  * started in (the bridge's): drops `--unshare-net` and adds `--share-net` after `--unshare-all`.
  * Only bwrap's own options are touched (it walks them with their argument counts and stops at
- * `--` or the command); an argv that is not bwrap is returned unchanged.
+ * `--` or the command); a launcher prefix is kept as is; an argv without bwrap is returned unchanged.
  */
 export function shareBridgeNetwork(argv: readonly string[]): string[] {
-  if (!isBwrapArgv(argv)) return [...argv];
-  const out: string[] = [argv[0] ?? 'bwrap'];
-  let i = 1;
+  const start = bwrapIndex(argv);
+  if (start < 0) return [...argv];
+  const out: string[] = argv.slice(0, start + 1);
+  let i = start + 1;
   while (i < argv.length) {
     const arg = argv[i] ?? '';
     if (arg === '--' || !arg.startsWith('--')) break;
