@@ -39,6 +39,8 @@ export class RemoteBackend implements ExecBackend {
   /** Starts a process on the server (same validation and errors as `process/start`). */
   async start(params: ExecParams): Promise<RemoteProcess> {
     const process = await this.client.start(params);
+    // Finished processes need no terminate on close; their followers end on their own.
+    for (const started of this.#started) if (!started.live) this.#started.delete(started);
     this.#started.add(process);
     return process;
   }
@@ -59,8 +61,10 @@ export class RemoteBackend implements ExecBackend {
   }
 
   async #close(): Promise<void> {
-    const live = [...this.#started].filter((process) => process.live);
-    this.#started.clear();
+    // While the client is away (recovering or failed) a terminate could only wait; the server
+    // reaps a session that is not resumed within its TTL.
+    const reachable = this.client.state === 'ready';
+    const live = [...this.#started].filter((process) => reachable && process.live);
     const results = await Promise.allSettled(live.map((process) => process.terminate()));
     for (const [index, result] of results.entries()) {
       if (result.status === 'rejected') {
@@ -70,7 +74,9 @@ export class RemoteBackend implements ExecBackend {
         });
       }
     }
-    await Promise.allSettled(live.map((process) => process.close()));
+    const handles = [...this.#started];
+    this.#started.clear();
+    await Promise.allSettled(handles.map((process) => process.close()));
     if (this.#ownsClient) await this.client.close();
   }
 }

@@ -276,7 +276,12 @@ export class RpcConnection {
 
   #onFrame(data: RawData, isBinary: boolean): void {
     this.#touch();
-    const frame = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    // ws hands out Buffers (binaryType "nodebuffer"); never copy a large frame needlessly.
+    const frame = Buffer.isBuffer(data)
+      ? data
+      : Array.isArray(data)
+        ? Buffer.concat(data)
+        : Buffer.from(data as ArrayBuffer);
     let message: RpcMessage;
     try {
       message = this.#decoders[sniffCodec(frame, isBinary)].decode(frame);
