@@ -21,7 +21,6 @@ export { type LogFields, type Logger, NOOP_LOGGER } from './logger.ts';
 export {
   NetworkProxy,
   type NetworkProxyOptions,
-  type ProxyTcpAddress,
   SOCKS_HANDSHAKE_TIMEOUT_MS,
   startNetworkProxy,
   UPSTREAM_CONNECT_TIMEOUT_MS,
@@ -38,6 +37,7 @@ export {
   toPolicyDecisionNotification,
 } from './records.ts';
 export { createStaticResolver, type NetworkResolver, systemResolver } from './resolver.ts';
+export type { ProxyTcpAddress } from './server/listen.ts';
 export {
   type ManagedNetworkChild,
   type ManagedNetworkProcess,

@@ -16,6 +16,7 @@ import { NetworkPolicy, type NetworkPolicyOptions } from './policy/network-polic
 import type { NetworkDecisionRecord, NetworkDenial } from './records.ts';
 import { type NetworkResolver, systemResolver } from './resolver.ts';
 import { HttpProxy } from './server/http-proxy.ts';
+import { closeServer, listen, type ProxyTcpAddress, tcpAddressOf } from './server/listen.ts';
 import { Socks5Proxy } from './server/socks5-proxy.ts';
 
 /**
@@ -54,34 +55,6 @@ export interface NetworkProxyOptions extends NetworkPolicyOptions {
   readonly tcp?: boolean | undefined;
   /** Upstream connect timeout (default `UPSTREAM_CONNECT_TIMEOUT_MS`). */
   readonly connectTimeoutMs?: number | undefined;
-}
-
-/** A TCP listen address. */
-export interface ProxyTcpAddress {
-  readonly host: string;
-  readonly port: number;
-}
-
-function listen(server: Server, target: string | ProxyTcpAddress): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    const done = (): void => {
-      server.off('error', reject);
-      resolve();
-    };
-    if (typeof target === 'string') server.listen(target, done);
-    else server.listen(target.port, target.host, done);
-  });
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    if (!server.listening) {
-      resolve();
-      return;
-    }
-    server.close(() => resolve());
-  });
 }
 
 /**
@@ -284,12 +257,6 @@ export class NetworkProxy implements AsyncDisposable {
       ]);
     this.#logger.info('network proxy closed', { httpSocketPath: this.httpSocketPath });
   }
-}
-
-function tcpAddressOf(server: Server): ProxyTcpAddress {
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('TCP listener has no address');
-  return { host: address.address, port: address.port };
 }
 
 /** Starts a proxy (see `NetworkProxy`); throws `RpcError('invalidParams')` for a bad policy or timeout. */

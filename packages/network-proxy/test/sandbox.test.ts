@@ -141,6 +141,26 @@ describe('a command in bwrap --unshare-net behind the managed network', () => {
     expect(stdout, stderr).toBe(`hello allowed.test:${origin.port}/userns`);
   });
 
+  test('root without CAP_SYS_ADMIN (as in a container) falls back to a user namespace', async () => {
+    const result = await run('setpriv', [
+      '--bounding-set=-sys_admin',
+      '--inh-caps=-sys_admin',
+      process.execPath,
+      FIXTURE,
+      indexBundle,
+      bridgeScript,
+      String(origin.port),
+      'curl',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '{}') as {
+      output: string;
+      uid: number;
+    };
+    expect(report.uid).toBe(0);
+    expect(report.output).toContain(`hello allowed.test:${origin.port}/unprivileged`);
+  });
+
   test('an unprivileged user gets the same managed network', async () => {
     const result = await run('setpriv', [
       '--reuid=65534',

@@ -1,10 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { ExecError, RpcError } from '@execd/protocol';
 import { type Logger, NOOP_LOGGER } from '../logger.ts';
 import type { NetworkProxy } from '../network-proxy.ts';
-import { BRIDGE_READY_LINE, type BridgeConfig, type BridgeListener } from './bridge-config.ts';
+import type { BridgeListener } from './bridge-config.ts';
 import { shareBridgeNetwork } from './bwrap-argv.ts';
 import { defaultBridgeScript, findExecutable } from './executables.ts';
+import { type LaunchedBridge, launchBridge } from './launch-bridge.ts';
 import { proxyEnvironment } from './proxy-env.ts';
 
 /** Port of the HTTP proxy inside the sandbox (the conventional proxy port, as the original's default). */
@@ -15,16 +16,6 @@ export const DEFAULT_BRIDGE_SOCKS_PORT = 1080;
 export const BRIDGE_START_TIMEOUT_MS = 10_000;
 /** After SIGTERM, how long `close()` waits before SIGKILL. The bridge exits at once on SIGTERM. */
 const BRIDGE_KILL_GRACE_MS = 2_000;
-/** Bytes of the bridge's stderr kept for error messages. */
-const STDERR_KEEP_BYTES = 4_096;
-
-/**
- * Brings up `lo` in the new namespace (a fresh network namespace has it down), then execs the
- * bridge. Positional parameters: the node binary, the bridge script, the JSON config.
- */
-const HOLDER_SCRIPT =
-  'ip link set dev lo up 2>/dev/null || ifconfig lo up 2>/dev/null || ' +
-  '{ echo "cannot bring up the loopback interface (needs ip from iproute2, or ifconfig)" >&2; exit 97; }; exec "$@"';
 
 /** Options for `startBridge`. */
 export interface StartBridgeOptions {
@@ -36,7 +27,8 @@ export interface StartBridgeOptions {
   readonly socksPort?: number | undefined;
   /**
    * Create the namespace inside a new user namespace and enter it with `nsenter --user`
-   * (needed without CAP_SYS_ADMIN). Default: true unless running as root.
+   * (needed without CAP_SYS_ADMIN). Default: not as root, falling back to it when root lacks
+   * CAP_SYS_ADMIN (containers); always for other users.
    */
   readonly userNamespace?: boolean | undefined;
   /** The bridge script (default: `dist/bridge.js` of this package). */
@@ -86,17 +78,23 @@ export class NetworkBridge implements AsyncDisposable {
 
   /** @internal Use `startBridge`. */
   constructor(parts: {
-    child: ChildProcess;
-    exited: Promise<void>;
+    launched: LaunchedBridge;
     httpPort: number;
     socksPort: number;
     loopbackPorts: readonly number[];
     nsenter: string;
     userNamespace: boolean;
+    logger: Logger;
   }) {
-    this.#child = parts.child;
-    this.pid = parts.child.pid ?? -1;
-    this.exited = parts.exited;
+    const { child, exited, stderr } = parts.launched;
+    this.#child = child;
+    this.pid = child.pid ?? -1;
+    this.exited = exited;
+    void exited.then(() => {
+      // Without the bridge the command has no network left; say so (it fails closed).
+      if (this.#closing === undefined)
+        parts.logger.warn('network bridge exited unexpectedly', { pid: this.pid, stderr: stderr() });
+    });
     this.httpPort = parts.httpPort;
     this.socksPort = parts.socksPort;
     this.loopbackPorts = parts.loopbackPorts;
@@ -154,7 +152,6 @@ export async function startBridge(options: StartBridgeOptions): Promise<NetworkB
   const httpPort = pickPort(options.httpPort ?? DEFAULT_BRIDGE_HTTP_PORT, taken);
   taken.add(httpPort);
   const socksPort = pickPort(options.socksPort ?? DEFAULT_BRIDGE_SOCKS_PORT, taken);
-  const userNamespace = options.userNamespace ?? process.getuid?.() !== 0;
   const unshare = required('unshare', 'util-linux (unshare)');
   const nsenter = required('nsenter', 'util-linux (nsenter)');
   const script = options.bridgeScript ?? defaultBridgeScript();
@@ -167,73 +164,41 @@ export async function startBridge(options: StartBridgeOptions): Promise<NetworkB
       (port) => ({ port, target: { kind: 'tunnel', path: proxy.httpSocketPath, port } }) as const,
     ),
   ];
-  const config: BridgeConfig = { listeners };
-  const uid = process.getuid?.() ?? 0;
-  const gid = process.getgid?.() ?? 0;
-  const namespaceArgs = userNamespace
-    ? [`--map-user=${uid}`, `--map-group=${gid}`, '--net', '--keep-caps']
-    : ['--net'];
-  const argv = [...namespaceArgs, '--', '/bin/sh', '-c', HOLDER_SCRIPT, 'sh'];
-  argv.push(options.nodePath ?? process.execPath, script, JSON.stringify(config));
-  const child = spawn(unshare, argv, { stdio: ['pipe', 'pipe', 'pipe'] });
-  // 'close', not 'exit': the stdio pipes are closed too, so nothing of the bridge stays open.
-  const exited = new Promise<void>((resolve) => {
-    child.once('close', () => resolve());
-    child.once('error', () => {
-      if (child.pid === undefined) resolve(); // never started: no 'close' follows
-    });
-  });
-  let stderr = '';
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (text: string) => {
-    stderr = (stderr + text).slice(-STDERR_KEEP_BYTES);
-  });
-  child.stdin?.on('error', () => {});
-  try {
-    await waitReady(child, options.startTimeoutMs ?? BRIDGE_START_TIMEOUT_MS);
-  } catch (error) {
-    child.kill('SIGKILL');
-    await exited;
-    const detail = stderr.trim() || (error as Error).message;
-    throw new ExecError('spawnFailed', `network bridge did not start: ${detail}`, { cause: error });
+  // Root creates a plain network namespace; without CAP_SYS_ADMIN (non-root, or root in a
+  // container) a user namespace is needed. Unless told, root falls back to the latter.
+  const isRoot = process.getuid?.() === 0;
+  const modes =
+    options.userNamespace !== undefined ? [options.userNamespace] : isRoot ? [false, true] : [true];
+  const failures: string[] = [];
+  for (const userNamespace of modes) {
+    try {
+      const launched = await launchBridge({
+        unshare,
+        userNamespace,
+        nodePath: options.nodePath ?? process.execPath,
+        script,
+        config: { listeners },
+        startTimeoutMs: options.startTimeoutMs ?? BRIDGE_START_TIMEOUT_MS,
+      });
+      logger.debug('network bridge ready', {
+        pid: launched.child.pid,
+        httpPort,
+        socksPort,
+        loopbackPorts,
+        userNamespace,
+      });
+      return new NetworkBridge({
+        launched,
+        httpPort,
+        socksPort,
+        loopbackPorts,
+        nsenter,
+        userNamespace,
+        logger,
+      });
+    } catch (error) {
+      failures.push((error as Error).message);
+    }
   }
-  logger.debug('network bridge ready', { pid: child.pid, httpPort, socksPort, loopbackPorts, userNamespace });
-  return new NetworkBridge({ child, exited, httpPort, socksPort, loopbackPorts, nsenter, userNamespace });
-}
-
-function waitReady(child: ChildProcess, timeoutMs: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    const cleanup = (): void => {
-      clearTimeout(timer);
-      child.stdout?.off('data', onData);
-      child.off('close', onExit);
-      child.off('error', onError);
-    };
-    const onData = (text: string): void => {
-      stdout += text;
-      if (!stdout.includes(`${BRIDGE_READY_LINE}\n`)) return;
-      cleanup();
-      // Nothing else comes on stdout; keep draining it so the pipe never fills.
-      child.stdout?.resume();
-      resolve();
-    };
-    const onExit = (code: number | null, signal: string | null): void => {
-      cleanup();
-      reject(new Error(`exited with ${signal ?? `code ${code}`}`));
-    };
-    const onError = (error: Error): void => {
-      cleanup();
-      reject(error);
-    };
-    const timer = setTimeout(() => {
-      cleanup();
-      reject(new Error(`not ready within ${timeoutMs} ms`));
-    }, timeoutMs);
-    child.stdout?.setEncoding('utf8');
-    child.stdout?.on('data', onData);
-    // 'close' (after stdio drained) so stderr has arrived when the error is reported.
-    child.once('close', onExit);
-    child.once('error', onError);
-  });
+  throw new ExecError('spawnFailed', `network bridge did not start: ${failures.join('; then: ')}`);
 }
