@@ -174,6 +174,10 @@ export class NetworkProxy implements AsyncDisposable {
         cause: error,
       });
     }
+    for (const server of servers) {
+      // Accept errors (EMFILE...) must not crash the executor: log them, keep serving.
+      server.on('error', (error) => logger.warn('network proxy listener error', { error }));
+    }
     logger.info('network proxy listening', { httpSocketPath, socksSocketPath, httpAddress, socksAddress });
     return new NetworkProxy({
       httpSocketPath,

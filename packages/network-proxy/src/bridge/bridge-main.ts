@@ -52,7 +52,7 @@ function openTunnel(client: net.Socket, target: Extract<BridgeTarget, { kind: 't
     client.resume();
   };
   upstream.on('data', onData);
-  upstream.once('error', () => client.destroy());
+  upstream.on('error', () => client.destroy());
   upstream.once('close', () => {
     if (!client.destroyed && client.isPaused()) client.destroy();
   });
@@ -77,7 +77,10 @@ function listenOn(listener: BridgeListener, host: string): Promise<net.Server | 
       if (host === '::1') resolve(undefined);
       else reject(error);
     });
-    server.listen(listener.port, host, () => resolve(server));
+    server.listen(listener.port, host, () => {
+      server.on('error', (error) => process.stderr.write(`execd network bridge: ${error.message}\n`));
+      resolve(server);
+    });
   });
 }
 

@@ -57,6 +57,8 @@ export function connectUpstream(options: ConnectUpstreamOptions): Promise<Socket
     socket.once('connect', () => {
       clearTimeout(timer);
       socket.removeListener('error', onError);
+      // Until the caller splices it, a late error must not go unhandled (it would crash the executor).
+      socket.on('error', () => socket.destroy());
       resolve(socket);
     });
     const onError = (error: Error): void => {
