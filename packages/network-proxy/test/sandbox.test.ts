@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { ExecError } from '@execd/protocol';
 import { afterEach, beforeEach, describe, expect, inject, test } from 'vitest';
 import {
@@ -214,7 +216,11 @@ describe('lifetime', () => {
     const pids = await waitFor(
       () =>
         out.includes('\n')
-          ? (JSON.parse(out.split('\n')[0] ?? '') as { bridgePid: number; childPid: number })
+          ? (JSON.parse(out.split('\n')[0] ?? '') as {
+              bridgePid: number;
+              childPid: number;
+              socketPath: string;
+            })
           : undefined,
       {
         what: 'the executor to report its pids',
@@ -227,6 +233,8 @@ describe('lifetime', () => {
     await waitFor(() => !isAlive(pids.bridgePid) && !isAlive(pids.childPid), {
       what: 'bridge and sandbox to exit',
     });
+    // A SIGKILLed executor cannot remove its proxy's socket directory; the test does.
+    await rm(dirname(pids.socketPath), { recursive: true, force: true });
   });
 
   test('if the bridge cannot start, nothing is spawned and an owned proxy is closed', async () => {
