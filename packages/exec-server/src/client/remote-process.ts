@@ -12,7 +12,9 @@ import {
 } from '@execd/protocol';
 import type { EventsOptions } from '../local/local-exec-process.ts';
 import type { ExecProcess, ExecProcessEvent, ExecReadOptions } from '../types.ts';
+import { CLIENT_EVENT_LOG_MAX_BYTES } from './limits.ts';
 import type { ProcessSession } from './process-session.ts';
+import { replayFromServer } from './server-replay.ts';
 
 // Longest single wait of an event follower; it simply waits again (setTimeout caps at 2^31-1).
 const FOLLOW_WAIT_MS = 2 ** 31 - 1;
@@ -51,8 +53,8 @@ function isTransportClosed(error: unknown): boolean {
  * failure response (`failure` set, spec §3.5) and `events()` ends with a `failed` event.
  *
  * Gaps: `read()` passes the server's `firstRetainedSeq` through (execd servers only); `events()`
- * throws an `OutputGapError` where output was lost (evicted on the server during a disconnect, or
- * older than the client's replay log of 256 events / 1 MiB). It never skips silently.
+ * throws an `OutputGapError` where output was lost for good (evicted on the server before the
+ * client got it). It never skips silently.
  */
 export class RemoteProcess implements ExecProcess {
   readonly processId: string;
@@ -149,10 +151,11 @@ export class RemoteProcess implements ExecProcess {
   }
 
   /**
-   * Replays the client's log after `afterSeq`, then follows live events, in seq order; ends after
-   * `closed`, after a `failed` event, or quietly when this handle or its client is closed. With
-   * `afterSeq` given, throws `OutputGapError` when events after it are not in the log (or were
-   * lost during a disconnect); omitted, starts at the oldest event still in the log.
+   * Replays events after `afterSeq`, then follows live ones, in seq order, each once; ends after
+   * `closed`, after a `failed` event, or quietly when this handle or its client is closed.
+   * Events older than the client's log (256 events / 1 MiB) are paged from the server's
+   * retention. With `afterSeq` given, throws `OutputGapError` where output is lost for good
+   * (evicted on the server too); omitted, starts at the oldest event in the client's log.
    */
   async *events(options: EventsOptions = {}): AsyncGenerator<ExecProcessEvent, void, undefined> {
     const quiet = AbortSignal.any([this.#closing.signal, this.#link.closedSignal]);
@@ -166,7 +169,23 @@ export class RemoteProcess implements ExecProcess {
       if (quiet.aborted) return;
       if (signal.aborted) throw cancelled(signal);
       if (strict && session.log.hasGapAfter(cursor)) {
-        throw new OutputGapError(session.log.firstSeq ?? session.lastPublished + 1);
+        // Behind the client's log (a slow follower, or a burst of recovered output): page the
+        // missing events from the server's retention rather than report a gap it can still fill.
+        const replay = replayFromServer(cursor, {
+          read: (afterSeq) =>
+            this.read({ afterSeq, maxBytes: CLIENT_EVENT_LOG_MAX_BYTES, cancelSignal: signal }),
+          stopBefore: session.log.firstSeq ?? session.lastPublished + 1,
+          exitInLog: session.log.after(0).some((event) => event.type === 'exited'),
+        });
+        for await (const event of replay) {
+          cursor = event.seq;
+          yield event;
+        }
+        if (session.failure !== undefined) {
+          yield { type: 'failed', message: session.failure };
+          return;
+        }
+        continue;
       }
       const events = session.log.after(cursor);
       for (const event of events) {

@@ -36,6 +36,7 @@ function directions(which: ProxyDirections): ProxyDirection[] {
 class Lane {
   readonly #proxy: FaultProxy;
   readonly #direction: ProxyDirection;
+  readonly #source: Socket;
   readonly #out: Socket;
   readonly #pair: Pair;
   readonly #splitter = new WsFrameSplitter();
@@ -44,11 +45,21 @@ class Lane {
   #raw = false;
   #delaying = false;
 
-  constructor(proxy: FaultProxy, direction: ProxyDirection, out: Socket, pair: Pair) {
+  constructor(proxy: FaultProxy, direction: ProxyDirection, source: Socket, out: Socket, pair: Pair) {
     this.#proxy = proxy;
     this.#direction = direction;
+    this.#source = source;
     this.#out = out;
     this.#pair = pair;
+  }
+
+  /**
+   * Paused: stop reading the source socket too, so the sender feels TCP backpressure as on a
+   * stalled network (its kernel buffers fill, then its own send buffer grows).
+   */
+  applyPause(): void {
+    if (this.#proxy.isPaused(this.#direction)) this.#source.pause();
+    else if (this.#pair.started) this.#source.resume();
   }
 
   feed(bytes: Buffer): void {
@@ -121,14 +132,16 @@ class Pair {
   destroyed = false;
   /** A frame was cut: nothing more is forwarded; the sockets close once the half frame is out. */
   cut = false;
+  /** The upstream connection is up: the client socket may be read. */
+  started = false;
   readonly #onGone: (pair: Pair) => void;
 
   constructor(proxy: FaultProxy, client: Socket, upstream: Socket, onGone: (pair: Pair) => void) {
     this.client = client;
     this.upstream = upstream;
     this.#onGone = onGone;
-    const toServer = new Lane(proxy, 'toServer', upstream, this);
-    const toClient = new Lane(proxy, 'toClient', client, this);
+    const toServer = new Lane(proxy, 'toServer', client, upstream, this);
+    const toClient = new Lane(proxy, 'toClient', upstream, client, this);
     this.lanes = [toServer, toClient];
     client.on('data', (bytes: Buffer) => toServer.feed(bytes));
     upstream.on('data', (bytes: Buffer) => toClient.feed(bytes));
@@ -201,9 +214,13 @@ export class FaultProxy implements AsyncDisposable {
     };
   }
 
-  /** Holds frames going `which` way (they stay queued; nothing is lost) until `resume`. */
+  /**
+   * Holds frames going `which` way (queued, nothing is lost) until `resume`, and stops reading
+   * from their sender, which then feels TCP backpressure as on a stalled network.
+   */
   pause(which: ProxyDirections = 'both'): void {
     for (const direction of directions(which)) this.#paused[direction] = true;
+    this.#pumpAll();
   }
 
   /** Forwards held frames and lets traffic flow again. */
@@ -280,7 +297,12 @@ export class FaultProxy implements AsyncDisposable {
   }
 
   #pumpAll(): void {
-    for (const pair of this.#pairs) for (const lane of pair.lanes) lane.pump();
+    for (const pair of this.#pairs) {
+      for (const lane of pair.lanes) {
+        lane.applyPause();
+        lane.pump();
+      }
+    }
   }
 
   #accept(client: Socket, host: string, port: number): void {
@@ -295,6 +317,9 @@ export class FaultProxy implements AsyncDisposable {
     const upstream = tcpConnect({ host, port });
     const pair = new Pair(this, client, upstream, (gone) => this.#pairs.delete(gone));
     this.#pairs.add(pair);
-    upstream.once('connect', () => client.resume());
+    upstream.once('connect', () => {
+      pair.started = true;
+      for (const lane of pair.lanes) lane.applyPause();
+    });
   }
 }

@@ -4,7 +4,7 @@ import type { CodecName } from '@execd/protocol';
 import { ExecServerClient } from '../../src/client/exec-server-client.ts';
 import { RemoteBackend } from '../../src/client/remote-backend.ts';
 import { defaultSpawner } from '../../src/local/default-spawner.ts';
-import { LocalProcessTable } from '../../src/local/local-process-table.ts';
+import { LocalProcessTable, type LocalProcessTableOptions } from '../../src/local/local-process-table.ts';
 import type { Spawner } from '../../src/local/spawner.ts';
 import { type ExecServerOptions, type RunningExecServer, startExecServer } from '../../src/server/index.ts';
 import { ProcessTracker } from '../helpers/process-tracker.ts';
@@ -19,11 +19,15 @@ const trackingSpawner: Spawner = async (request) => {
   return launched;
 };
 
-/** A real server whose sessions use tracked LocalProcessTables. */
-export function startTrackedServer(options: ExecServerOptions = {}): Promise<RunningExecServer> {
+/** A real server whose sessions use tracked LocalProcessTables (with `table` options). */
+export function startTrackedServer(
+  options: ExecServerOptions = {},
+  table: LocalProcessTableOptions = {},
+): Promise<RunningExecServer> {
   return startExecServer({
     listen: 'ws://127.0.0.1:0',
-    createProcessTable: () => new LocalProcessTable({ spawner: trackingSpawner, exitedRetentionMs: 2000 }),
+    createProcessTable: () =>
+      new LocalProcessTable({ spawner: trackingSpawner, exitedRetentionMs: 2000, ...table }),
     ...options,
   });
 }
