@@ -3,7 +3,7 @@ import { describe, expect, test } from 'vitest';
 import type { SequencedEvent } from '../local/event-log.ts';
 import { replayFromServer } from './server-replay.ts';
 
-function answer(partial: Partial<ReadResponse> & { chunks: number[] }): ReadResponse {
+function answer(partial: Partial<Omit<ReadResponse, 'chunks'>> & { chunks: number[] }): ReadResponse {
   return {
     exited: false,
     exitCode: null,
