@@ -34,6 +34,11 @@ export {
 } from './environment/exec-environment.ts';
 export { LocalExecEnvironment, type LocalExecEnvironmentOptions } from './environment/local-environment.ts';
 export {
+  type ConnectRemoteEnvironmentOptions,
+  RemoteExecEnvironment,
+  type RemoteExecEnvironmentOptions,
+} from './environment/remote-environment.ts';
+export {
   type SandboxDeniedOutput,
   STDIN_CLOSED_MESSAGE,
   UnifiedExecError,

@@ -112,7 +112,10 @@ describe('ToolOrchestrator', () => {
     const asked: ApprovalRequest[] = [];
     const orchestrator = new ToolOrchestrator({
       approvalPolicy: 'untrusted',
-      approver: (approval) => (asked.push(approval), 'approved_for_session'),
+      approver: (approval) => {
+        asked.push(approval);
+        return 'approved_for_session';
+      },
     });
     const attempt = async (): Promise<string> => 'ok';
     expect(await orchestrator.run(request, attempt)).toBe('ok');

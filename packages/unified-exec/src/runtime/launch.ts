@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '@execd/exec-server';
+import type { ExecProcess, Logger } from '@execd/exec-server';
 import {
+  ExecError,
   type ExecParams,
   pathToFileUri,
   type SandboxContext,
@@ -55,6 +56,11 @@ export function execServerProcessId(processId: number, suffixed: boolean): strin
   return suffixed ? `${processId}-${randomUUID()}` : String(processId);
 }
 
+/** `process {id} already exists` (-32600) from `process/start`. */
+function isDuplicateProcessId(error: unknown): boolean {
+  return ExecError.is(error) && error.code === 'invalidRequest' && /already exists/.test(error.message);
+}
+
 /** The `process/start` params of an attempt (spec §4.3 step 1). */
 export function execServerParams(
   request: LaunchRequest,
@@ -100,10 +106,18 @@ export async function launchAttempt(
   const sandbox = attempt.sandboxed ? sandboxContextFor(environment) : undefined;
   const options = { tty: request.tty, earlyExitGraceMs: request.earlyExitGraceMs, logger: request.logger };
   if (environment.isRemote || request.shellSnapshot !== undefined) {
-    const params = execServerParams(request, sandbox, attempt.retry);
-    let started: Awaited<ReturnType<Awaited<ReturnType<ExecEnvironment['execBackend']>>['start']>>;
+    let started: ExecProcess;
     try {
-      started = await (await environment.execBackend()).start(params);
+      const backend = await environment.execBackend();
+      const params = execServerParams(request, sandbox, attempt.retry);
+      try {
+        started = await backend.start(params);
+      } catch (error) {
+        // The executor still retains a finished process under the plain id (ids are reused):
+        // start under a fresh suffixed id instead, as the original does for sandboxed launches.
+        if (!isDuplicateProcessId(error) || params.processId !== String(request.processId)) throw error;
+        started = await backend.start({ ...params, processId: execServerProcessId(request.processId, true) });
+      }
     } catch (error) {
       throw UnifiedExecError.createProcess(error instanceof Error ? error.message : String(error), error);
     }

@@ -107,7 +107,7 @@ export function defineBasicScenarios(mode: HarnessMode): void {
         },
       });
       const result = await h.execParsed({
-        cmd: 'printf "%s:%s\\n" "${codex_exec_server_noise_auth_token:-unset}" "$KEEP_ME"',
+        cmd: 'token="$codex_exec_server_noise_auth_token"; printf "%s:%s\\n" "$([ -n "$token" ] && echo set || echo unset)" "$KEEP_ME"',
       });
       expect(result.output).toBe('unset:kept\n');
     });

@@ -24,7 +24,11 @@ export function defineSandboxScenarios(mode: HarnessMode): void {
       approver: (request: ApprovalRequest) => ApprovalDecision;
     } {
       const requests: ApprovalRequest[] = [];
-      return { requests, approver: (request) => (requests.push(request), decision) };
+      const approver = (request: ApprovalRequest): ApprovalDecision => {
+        requests.push(request);
+        return decision;
+      };
+      return { requests, approver };
     }
 
     // The denial must be seen at the early exit to be retried; a generous grace keeps that

@@ -126,7 +126,7 @@ export function defineSessionScenarios(mode: HarnessMode): void {
       await using h = await createHarness(mode);
       await h.execParsed({ cmd: 'bash --norc --noprofile -i', tty: true, yield_time_ms: 500 });
       await h.writeParsed({ session_id: 1000, chars: 'export UEXEC_VAR=kept\n', yield_time_ms: 500 });
-      const other = await h.execParsed({ cmd: 'echo "[${UEXEC_VAR:-}]"' });
+      const other = await h.execParsed({ cmd: 'echo "[$UEXEC_VAR]"' });
       expect(other.output).toBe('[]\n');
       let seen = (
         await h.writeParsed({ session_id: 1000, chars: 'echo "value=$UEXEC_VAR"\n', yield_time_ms: 2000 })

@@ -1,0 +1,27 @@
+import { afterEach, expect } from 'vitest';
+import { childPids } from './helpers/processes.ts';
+import { useRemoteHarnesses } from './helpers/remote-server.ts';
+import { waitFor } from './helpers/wait-for.ts';
+import { defineBasicScenarios } from './scenarios/basic-scenarios.ts';
+import { defineErrorScenarios } from './scenarios/error-scenarios.ts';
+import { defineOracleReplayScenarios } from './scenarios/oracle-replay-scenarios.ts';
+import { defineSandboxScenarios } from './scenarios/sandbox-scenarios.ts';
+import { defineSessionScenarios } from './scenarios/session-scenarios.ts';
+
+// Every scenario again, through an in-process exec-server on 127.0.0.1:0 and the client, with
+// the same expectations as the local suite.
+useRemoteHarnesses();
+
+afterEach(async () => {
+  await waitFor(() => childPids().length === 0, {
+    what: 'every child to be reaped',
+    timeoutMs: 10_000,
+  }).catch(() => undefined);
+  expect(childPids()).toEqual([]);
+});
+
+defineBasicScenarios('remote');
+defineSessionScenarios('remote');
+defineOracleReplayScenarios('remote');
+defineSandboxScenarios('remote');
+defineErrorScenarios('remote');
