@@ -20,7 +20,7 @@ import {
   resolveClientOptions,
 } from './client-options.ts';
 import { notificationEvent } from './notification-event.ts';
-import { ProcessSession } from './process-session.ts';
+import { isTransportLoss, ProcessRouter } from './process-router.ts';
 import { type CallOptions, type ProcessLink, RemoteProcess } from './remote-process.ts';
 import { RpcConnection, UpgradeRefusedError } from './rpc-connection.ts';
 
@@ -36,10 +36,6 @@ export type ClientState = 'ready' | 'recovering' | 'failed' | 'closed';
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function isTransportLoss(error: unknown): boolean {
-  return ExecError.is(error) && (error.code === 'transportClosed' || error.code === 'connectTimeout');
 }
 
 /** Errors after which another reconnect attempt may succeed. */
@@ -62,11 +58,9 @@ function isRetryable(error: unknown): boolean {
 export class ExecServerClient implements AsyncDisposable {
   readonly #options: ResolvedClientOptions;
   readonly #logger: Logger;
-  readonly #routes = new Map<string, ProcessSession>();
+  readonly #router: ProcessRouter;
   readonly #inflightStarts = new Set<Promise<unknown>>();
   readonly #orphans = new Set<string>();
-  readonly #fillTimers = new Map<ProcessSession, NodeJS.Timeout>();
-  readonly #filling = new Set<ProcessSession>();
   readonly #closed = new AbortController();
   readonly #stateChanges: Emitter<ClientState>;
   readonly #link: ProcessLink;
@@ -82,6 +76,11 @@ export class ExecServerClient implements AsyncDisposable {
     this.#options = options;
     this.#logger = options.logger;
     this.#stateChanges = new Emitter(options.logger);
+    this.#router = new ProcessRouter({
+      logger: options.logger,
+      gapFillDelayMs: options.gapFillDelayMs,
+      readyConnection: () => (this.#state === 'ready' ? this.#conn : undefined),
+    });
     this.#link = {
       call: (method, params, callOptions) => this.#call(method, params, callOptions),
       closedSignal: this.#closed.signal,
@@ -135,11 +134,7 @@ export class ExecServerClient implements AsyncDisposable {
   async start(params: ExecParams): Promise<RemoteProcess> {
     const conn = await this.#usableConnection();
     const processId = params.processId;
-    let session = this.#routes.get(processId);
-    if (session === undefined) {
-      session = new ProcessSession(processId);
-      this.#routes.set(processId, session);
-    }
+    const session = this.#router.route(processId);
     session.pendingStarts += 1;
     const request = conn.request('process/start', params);
     this.#inflightStarts.add(request);
@@ -152,7 +147,7 @@ export class ExecServerClient implements AsyncDisposable {
     } finally {
       this.#inflightStarts.delete(request);
       session.pendingStarts -= 1;
-      if (!session.started && session.pendingStarts === 0 && raw === undefined) this.#unroute(session);
+      if (!session.started && session.pendingStarts === 0 && raw === undefined) this.#router.unroute(session);
     }
     session.started = true;
     const response = decodeResult('process/start', raw);
@@ -198,8 +193,7 @@ export class ExecServerClient implements AsyncDisposable {
   async #close(): Promise<void> {
     this.#setState('closed');
     this.#closed.abort(new ExecError('aborted', 'exec-server client closed'));
-    for (const timer of this.#fillTimers.values()) clearTimeout(timer);
-    this.#fillTimers.clear();
+    this.#router.dispose();
     await this.#conn?.close();
     await this.#recovery;
   }
@@ -312,80 +306,7 @@ export class ExecServerClient implements AsyncDisposable {
       this.#logger.debug('ignored notification', { method });
       return;
     }
-    const session = this.#routes.get(routed.processId);
-    if (session === undefined) return;
-    session.accept(routed.event);
-    this.#afterChange(session);
-  }
-
-  /** Unroutes a closed session, or schedules a fill read for one with a hole. */
-  #afterChange(session: ProcessSession): void {
-    if (session.closed || session.failure !== undefined) {
-      this.#unroute(session);
-      return;
-    }
-    if (!session.needsFill) {
-      const timer = this.#fillTimers.get(session);
-      if (timer !== undefined) clearTimeout(timer);
-      this.#fillTimers.delete(session);
-      return;
-    }
-    if (this.#fillTimers.has(session) || this.#filling.has(session) || this.#state !== 'ready') return;
-    const timer = setTimeout(
-      () => {
-        this.#fillTimers.delete(session);
-        void this.#fill(session);
-      },
-      session.overflowed ? 0 : this.#options.gapFillDelayMs,
-    );
-    this.#fillTimers.set(session, timer);
-  }
-
-  #unroute(session: ProcessSession): void {
-    if (this.#routes.get(session.processId) === session) this.#routes.delete(session.processId);
-    const timer = this.#fillTimers.get(session);
-    if (timer !== undefined) clearTimeout(timer);
-    this.#fillTimers.delete(session);
-  }
-
-  /** Fills a hole in one process's pushed events with `process/read` (on a live connection). */
-  async #fill(session: ProcessSession): Promise<void> {
-    const conn = this.#conn;
-    if (!session.needsFill || this.#state !== 'ready' || conn === undefined) return;
-    this.#filling.add(session);
-    try {
-      await this.#readAndMerge(conn, session);
-    } catch (error) {
-      // A lost connection is recovery's job; it reads every live process again.
-      if (!isTransportLoss(error)) this.#failProcess(conn, session, error);
-    } finally {
-      this.#filling.delete(session);
-      this.#afterChange(session);
-    }
-  }
-
-  /** Reads everything after the last published seq and merges it (spec §2.3, §3.5). */
-  async #readAndMerge(conn: RpcConnection, session: ProcessSession, timeoutMs?: number): Promise<void> {
-    const dropCount = session.dropCount;
-    const raw = await conn.request(
-      'process/read',
-      { processId: session.processId, afterSeq: session.lastPublished, waitMs: 0 },
-      { timeoutMs },
-    );
-    const gap = session.merge(decodeResult('process/read', raw), dropCount);
-    if (gap !== undefined) {
-      this.#logger.warn('process output was lost to the server retention', {
-        processId: session.processId,
-        firstRetainedSeq: gap,
-      });
-    }
-  }
-
-  #failProcess(conn: RpcConnection, session: ProcessSession, error: unknown): void {
-    this.#logger.warn('failed to recover a process', { processId: session.processId, error });
-    session.fail(`failed to recover process ${session.processId}: ${describe(error)}`);
-    this.#unroute(session);
-    conn.request('process/terminate', { processId: session.processId }, { cleanup: true }).catch(() => {});
+    this.#router.accept(routed);
   }
 
   #onTransportLost(conn: RpcConnection | undefined, reason: string): void {
@@ -424,7 +345,7 @@ export class ExecServerClient implements AsyncDisposable {
         continue;
       }
       this.#setState('ready');
-      for (const session of this.#routes.values()) this.#afterChange(session);
+      this.#router.settleAll();
       return;
     }
     if (this.#state !== 'recovering') return;
@@ -443,14 +364,13 @@ export class ExecServerClient implements AsyncDisposable {
       const cleanup = orphans.map((processId) =>
         conn.request('process/terminate', { processId }, { cleanup: true, timeoutMs: remaining() }),
       );
-      const live = [...this.#routes.values()].filter((session) => session.live);
       await Promise.all(
-        live.map(async (session) => {
+        this.#router.live().map(async (session) => {
           try {
-            await this.#readAndMerge(conn, session, remaining());
+            await this.#router.readAndMerge(conn, session, remaining());
           } catch (error) {
             if (isTransportLoss(error) || (ExecError.is(error) && error.code === 'aborted')) throw error;
-            this.#failProcess(conn, session, error);
+            this.#router.failProcess(conn, session, error);
           }
         }),
       );
@@ -464,10 +384,7 @@ export class ExecServerClient implements AsyncDisposable {
   #failAll(message: string): void {
     this.#logger.warn('exec-server session could not be resumed', { message });
     this.#failure = message;
-    for (const session of [...this.#routes.values()]) {
-      session.fail(message);
-      this.#unroute(session);
-    }
+    this.#router.failAll(message);
     this.#setState('failed');
     this.#conn?.terminate('session recovery failed');
   }
