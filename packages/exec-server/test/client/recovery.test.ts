@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type CodecName, ExecError, fromUtf8, RpcError, utf8 } from '@execd/protocol';
+import { type CodecName, ExecError, fromUtf8, OutputGapError, RpcError, utf8 } from '@execd/protocol';
 import { isProcessAlive } from '@execd/pty-utils';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { ExecServerClientOptions } from '../../src/client/client-options.ts';
@@ -304,6 +304,45 @@ describe('session recovery: the original scenario and failures', () => {
       processes: [{ processId: 'shared', state: 'running' }],
     });
     await r.server.close();
+  });
+
+  test('output evicted on the server during a disconnect is a typed gap, never a silent skip', async () => {
+    await using r = await rig();
+    const go = marker('go');
+    const done = marker('done');
+    const script =
+      'printf "first\\n"; while [ ! -e "$1" ]; do sleep 0.02; done; head -c 3000000 /dev/zero; printf "last\\n"; : > "$2"';
+    const proc = await r.backend.start(execParams('flood', ['sh', '-c', script, 'sh', go, done]));
+    const first = await readUntil(proc, { until: (o) => o.text === 'first\n' });
+    const follower = (async () => {
+      const seen: ExecProcessEvent[] = [];
+      try {
+        for await (const event of proc.events({ afterSeq: 0 })) seen.push(event);
+      } catch (error) {
+        return { seen, error };
+      }
+      return { seen, error: undefined };
+    })();
+    r.proxy.refuseConnections();
+    r.proxy.drop();
+    await waitFor(() => r.client.state === 'recovering', { what: 'recovering' });
+    await writeFile(go, '');
+    await waitFor(() => existsSync(done), { what: 'the flood to be written while the client is away' });
+    r.proxy.acceptConnections();
+    const { seen, error } = await follower;
+    expect(seen.map((e) => e.type)).toEqual(['output']);
+    expect(error).toBeInstanceOf(OutputGapError);
+    const gap = (error as OutputGapError).firstRetainedSeq;
+    expect(gap).toBeGreaterThan(first.afterSeq + 1);
+    // Continuing after the gap delivers the rest, ending with the exit and closed.
+    const rest = await collectEvents(proc, { afterSeq: gap - 1 });
+    expect(rest.at(-1)).toMatchObject({ type: 'closed' });
+    expect(rest.at(-2)).toMatchObject({ type: 'exited', exitCode: 0 });
+    expect(fromUtf8(streamBytes(rest, 'stdout')).endsWith('last\n')).toBe(true);
+    // A read from before the gap says so too.
+    expect((await proc.read({ afterSeq: first.afterSeq })).firstRetainedSeq).toBeGreaterThan(
+      first.afterSeq + 1,
+    );
   });
 
   test('a start issued while recovering waits; a start cut off is rejected and its process terminated', async () => {
