@@ -73,6 +73,7 @@ export {
   NetworkPolicyResponse,
   NetworkProxyLaunchConfig,
   NetworkRequest,
+  NetworkRequestProtocol,
 } from './schemas/network.ts';
 export {
   ExecClosedNotification,
