@@ -38,6 +38,27 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The error a call cancelled by `signal` rejects with (an `aborted` ExecError). */
+function cancelledBy(signal: AbortSignal): ExecError {
+  const reason: unknown = signal.reason;
+  return ExecError.is(reason)
+    ? reason
+    : new ExecError('aborted', 'the call was cancelled', { cause: reason });
+}
+
+/** `promise`, or a rejection (see {@link cancelledBy}) once `signal` aborts first. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(cancelledBy(signal));
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 /** Errors after which another reconnect attempt may succeed. */
 function isRetryable(error: unknown): boolean {
   // A refused token or origin will not be accepted on the next attempt either.
@@ -255,8 +276,9 @@ export class ExecServerClient implements AsyncDisposable {
     }
   }
 
-  async #usableConnection(): Promise<RpcConnection> {
+  async #usableConnection(cancelSignal?: AbortSignal): Promise<RpcConnection> {
     for (;;) {
+      if (cancelSignal?.aborted) throw cancelledBy(cancelSignal);
       switch (this.#state) {
         case 'ready': {
           const conn = this.#conn!;
@@ -266,7 +288,7 @@ export class ExecServerClient implements AsyncDisposable {
           continue;
         }
         case 'recovering':
-          await this.#recovery;
+          await (cancelSignal === undefined ? this.#recovery : untilAborted(this.#recovery, cancelSignal));
           continue;
         case 'failed':
           throw new TransportClosedError(undefined, this.#failure);
@@ -278,7 +300,7 @@ export class ExecServerClient implements AsyncDisposable {
 
   async #call(method: ClientRequestMethod, params: unknown, options: CallOptions): Promise<unknown> {
     for (;;) {
-      const conn = await this.#usableConnection();
+      const conn = await this.#usableConnection(options.cancelSignal);
       try {
         return await conn.request(method, params, options);
       } catch (error) {

@@ -4,10 +4,11 @@ import { type CodecName, ExecError, fromUtf8, RpcError } from '@execd/protocol';
 import { afterEach, describe, expect, test } from 'vitest';
 import { ExecServerClient } from '../../src/client/exec-server-client.ts';
 import { MAX_IN_FLIGHT_CALLS } from '../../src/client/limits.ts';
+import { UpgradeRefusedError } from '../../src/client/rpc-connection.ts';
 import type { ExecProcessEvent } from '../../src/types.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { collectEvents, execParams } from '../scenarios/exec-process-helpers.ts';
-import { expectNoOpenSockets } from './harness.ts';
+import { expectNoOpenSockets, startTrackedServer } from './harness.ts';
 import { answerInitialize, type Peer, ScriptedServer } from './scripted-server.ts';
 
 afterEach(async () => {
@@ -238,5 +239,41 @@ describe('recovery on the wire', () => {
     const start = await client.start(execParams('q', ['x'])).catch((e: unknown) => e);
     expect(ExecError.is(start) && start.code).toBe('transportClosed');
     expect(RpcError.is(start)).toBe(false);
+  });
+});
+
+describe('auth and cancellation', () => {
+  test('a bearer token is sent on the upgrade; a refused one is not retried', async () => {
+    await using server = await startTrackedServer({ authToken: 'sesame' });
+    const refused = await ExecServerClient.connect({ url: server.url }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(UpgradeRefusedError);
+    expect([(refused as UpgradeRefusedError).code, (refused as UpgradeRefusedError).status]).toEqual([
+      'transportClosed',
+      401,
+    ]);
+    await using client = await ExecServerClient.connect({ url: server.url, token: 'sesame' });
+    expect(await client.environmentStatus()).toEqual({ status: 'ready' });
+  });
+
+  test('a read cancelled while the client is recovering rejects at once (aborted)', async () => {
+    await using server = await ScriptedServer.start(
+      basic((peer, m) => {
+        // Every resume attempt is left unanswered: recovery stays under way.
+        if (m.method === 'initialize' && peer.index > 0) return;
+      }),
+    );
+    await using client = await ExecServerClient.connect({
+      url: server.url,
+      ...fast,
+      initializeTimeoutMs: 60_000,
+    });
+    const proc = await client.start(execParams('p', ['x']));
+    server.peers[0]!.drop();
+    await waitFor(() => client.state === 'recovering', { what: 'recovering' });
+    const cancel = new AbortController();
+    const read = proc.read({ cancelSignal: cancel.signal }).catch((e: unknown) => e);
+    cancel.abort();
+    const error = await read;
+    expect(ExecError.is(error) && error.code).toBe('aborted');
   });
 });
