@@ -1,7 +1,6 @@
 // @execd/exec-server/client: the exec-server client (remote processes, ordered events, session
 // recovery) and the remote ExecBackend.
 
-export { type BackoffOptions, reconnectDelayMs } from './backoff.ts';
 export type { ExecServerClientOptions } from './client-options.ts';
 export { type ClientState, ExecServerClient } from './exec-server-client.ts';
 export {
@@ -21,7 +20,6 @@ export {
   RESERVED_CLEANUP_CALLS,
   SESSION_RECOVERY_TIMEOUT_MS,
 } from './limits.ts';
-export { type MergePlan, type MergeState, planReadMerge } from './read-merge.ts';
 export { RemoteBackend, type RemoteBackendOptions } from './remote-backend.ts';
 export { type CallOptions, RemoteProcess } from './remote-process.ts';
 export { UpgradeRefusedError } from './rpc-connection.ts';
