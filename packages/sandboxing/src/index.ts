@@ -49,15 +49,23 @@ export {
   type SandboxPolicy,
   SLASH_TMP,
   type WritableRoot,
+  withManagedNetwork,
 } from './policy.ts';
 export {
   NETWORK_DISABLED_ENV_VAR,
   prepareSandboxCommand,
   type SandboxCommand,
   type SandboxCommandRequest,
+  type SandboxProxyRouting,
   type SandboxSelection,
   SEATBELT_ENV_VAR,
   sandboxFromContext,
 } from './prepare.ts';
 export { platformSandbox, policyNeedsSandbox, type SelectSandboxOptions, selectSandbox } from './select.ts';
-export { type SpawnRequest, type SpawnResult, spawnProcess } from './spawn.ts';
+export {
+  type SpawnedNetwork,
+  type SpawnManagedNetwork,
+  type SpawnRequest,
+  type SpawnResult,
+  spawnProcess,
+} from './spawn.ts';

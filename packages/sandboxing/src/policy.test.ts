@@ -1,6 +1,6 @@
 import { ExecError, pathToFileUri } from '@execd/protocol';
 import { describe, expect, test } from 'vitest';
-import { isNetworkDisabled, resolveSandboxPolicy } from './policy.ts';
+import { isNetworkDisabled, resolveSandboxPolicy, withManagedNetwork } from './policy.ts';
 import { platformSandbox, selectSandbox } from './select.ts';
 
 const CWD = '/work/project';
@@ -79,6 +79,20 @@ describe('resolveSandboxPolicy', () => {
     );
     expect(policy.network).toBe('proxied');
     expect(isNetworkDisabled(policy)).toBe(true);
+  });
+
+  test('withManagedNetwork (enforceManagedNetwork): a full network becomes proxied, off stays off', () => {
+    expect(withManagedNetwork(undefined)).toEqual({ profile: 'danger-full-access', network: 'proxied' });
+    expect(withManagedNetwork({ profile: 'danger-full-access' }).network).toBe('proxied');
+    expect(withManagedNetwork({ profile: 'danger-full-access', network: 'off' }).network).toBe('off');
+    expect(withManagedNetwork({ profile: 'workspace-write' }).network).toBe('off');
+    expect(withManagedNetwork({ profile: 'workspace-write', networkAccess: true }).network).toBe('proxied');
+    expect(withManagedNetwork({ profile: 'read-only', network: 'full', mode: 'require' })).toEqual({
+      profile: 'read-only',
+      network: 'proxied',
+      mode: 'require',
+    });
+    expect(withManagedNetwork({ profile: 'workspace-write', network: 'proxied' }).network).toBe('proxied');
   });
 
   test('bad input is invalidParams', () => {

@@ -29,7 +29,10 @@ export interface SandboxPolicy {
   readonly fullDiskWrite: boolean;
   /** Writable directories (`workspace-write` only), in configuration order, without duplicates. */
   readonly writableRoots: readonly WritableRoot[];
-  /** `full`, `off`, or `proxied` (no proxy bridge exists here, so `proxied` is enforced as `off`). */
+  /**
+   * `full`, `off`, or `proxied`: only through a managed network proxy (see `spawnProcess`'s
+   * `managedNetwork`); without one, `proxied` is enforced as `off`.
+   */
   readonly network: NetworkMode;
   /** The absolute working directory the policy was resolved against. */
   readonly cwd: string;
@@ -44,7 +47,10 @@ export interface ResolvePolicyOptions {
 /** The `workspace-write` temp directory that is writable unless `excludeSlashTmp` (unix). */
 export const SLASH_TMP = '/tmp';
 
-/** True when the policy keeps the command off the network (`off`, or `proxied` without a bridge). */
+/**
+ * True when the policy keeps the command off the direct network (`off` or `proxied`). A `proxied`
+ * command reaches the network only through its managed proxy, or not at all without one.
+ */
 export function isNetworkDisabled(policy: SandboxPolicy): boolean {
   return policy.network !== 'full';
 }
@@ -64,6 +70,18 @@ function networkOf(context: SandboxContext | undefined, fallback: NetworkMode): 
   if (context?.network !== undefined) return context.network;
   if (context?.networkAccess !== undefined) return context.networkAccess ? 'full' : 'off';
   return fallback;
+}
+
+/**
+ * The sandbox context of a command whose network must go through the managed proxy
+ * (`ExecParams.enforceManagedNetwork`): a network that would be `full` (the `network` field,
+ * `networkAccess`, or the profile's default) becomes `proxied`; `off` stays off (stricter).
+ * No context means `danger-full-access` with a proxied network.
+ */
+export function withManagedNetwork(context: SandboxContext | undefined): SandboxContext {
+  const base: SandboxContext = context ?? { profile: 'danger-full-access' };
+  const network = networkOf(base, base.profile === 'danger-full-access' ? 'full' : 'off');
+  return { ...base, network: network === 'full' ? 'proxied' : network };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import { ExecError, type SandboxContext, type SandboxType } from '@execd/protocol';
 import { resolveSpawn } from '@execd/pty-utils';
 import { planFileSystem } from './file-system-plan.ts';
@@ -16,7 +17,10 @@ import {
 } from './policy.ts';
 import { type SelectSandboxOptions, selectSandbox } from './select.ts';
 
-/** Environment hint set when the policy keeps the network off (spec §4.2), as the original. */
+/**
+ * Environment hint set when the policy keeps the network off (spec §4.2), as the original; also
+ * for `proxied` without a managed network (enforced as off), not for a routed `proxied` command.
+ */
 export const NETWORK_DISABLED_ENV_VAR = 'CODEX_SANDBOX_NETWORK_DISABLED';
 /** Environment hint set under Seatbelt, as the original. */
 export const SEATBELT_ENV_VAR = 'CODEX_SANDBOX';
@@ -41,6 +45,12 @@ export function sandboxFromContext(
   return { policy, type: selectSandbox(policy, context.mode ?? 'auto', options) };
 }
 
+/** A `proxied` command that will run behind a managed-network bridge, and what to hide from it. */
+export interface SandboxProxyRouting {
+  /** The proxy's Unix sockets (the bridge's targets); their directories are masked in the sandbox. */
+  readonly proxySocketPaths: readonly string[];
+}
+
 /** A command to wrap in its sandbox. */
 export interface SandboxCommandRequest {
   /** Program and arguments; never empty. */
@@ -57,6 +67,12 @@ export interface SandboxCommandRequest {
   readonly tty: boolean;
   /** Where to look for `bwrap` (default: this process's `PATH`). */
   readonly bwrapSearchPath?: string | undefined;
+  /**
+   * For a `proxied` policy: the command will be run through a managed-network bridge (see
+   * `@execd/network-proxy`), so build the ProxyRouted sandbox. Without it, `proxied` is enforced
+   * as `off` (fail closed). Ignored for other network modes.
+   */
+  readonly managedNetwork?: SandboxProxyRouting | undefined;
 }
 
 /** The command after wrapping: what pty-utils spawns. */
@@ -73,6 +89,11 @@ export interface SandboxCommand {
   readonly arg0: string | undefined;
   /** The sandbox actually applied. */
   readonly sandboxType: SandboxType;
+  /**
+   * True when `argv` was built for the managed network (`proxied` with `managedNetwork`): it must
+   * be run through the bridge (`NetworkBridge.wrapArgv`), or it stays without network.
+   */
+  readonly proxyRouted: boolean;
 }
 
 function unsupported(message: string): ExecError {
@@ -83,6 +104,7 @@ async function linuxCommand(
   request: SandboxCommandRequest,
   policy: SandboxPolicy,
   env: Readonly<Record<string, string>>,
+  routing: SandboxProxyRouting | undefined,
 ): Promise<{ argv: string[]; env: Record<string, string> }> {
   if (process.platform !== 'linux')
     throw unsupported(`the linuxSeccomp sandbox needs Linux, not ${process.platform}`);
@@ -93,6 +115,8 @@ async function linuxCommand(
   }
   const caps = await probeBwrap(bwrap);
   const plan = planFileSystem(policy);
+  // A proxied command keeps --unshare-net (the bridge's wrapArgv drops it): run without the
+  // bridge, it has no network at all.
   const networkDisabled = isNetworkDisabled(policy);
   const flags = buildBwrapArgs({
     plan,
@@ -101,6 +125,7 @@ async function linuxCommand(
     mountProc: caps.mountProc,
     disableUserns: caps.disableUserns,
     seccompFd: SECCOMP_FD,
+    maskedDirs: [...new Set(routing?.proxySocketPaths.map((path) => dirname(path)) ?? [])],
   });
   const launcher = splitLauncherEnv(env);
   const extra = launcher.setenvFlags;
@@ -113,6 +138,7 @@ async function linuxCommand(
   const filter = buildSeccompFilter({
     arch: caps.arch,
     networkDisabled,
+    proxyRouted: routing !== undefined,
     denyUserNamespaces: !caps.disableUserns,
   });
   const argv = withSeccompLauncher(seccompFilterPath(filter), [caps.path, ...flags, ...request.command]);
@@ -129,29 +155,57 @@ function macosArgv(request: SandboxCommandRequest, policy: SandboxPolicy): strin
   return buildSeatbeltArgv(seatbelt, request.command);
 }
 
+/** The routing to apply, or undefined; throws `unsupported` when `proxied` cannot be enforced here. */
+function proxyRouting(request: SandboxCommandRequest): SandboxProxyRouting | undefined {
+  const selection = request.sandbox;
+  if (request.managedNetwork === undefined || selection?.policy.network !== 'proxied') return undefined;
+  // The bridge only confines a command the sandbox keeps from leaving its network namespace (and
+  // from host Unix sockets): never run a proxied command unconfined.
+  if (selection.type !== 'linuxSeccomp') {
+    throw unsupported(
+      selection.type === 'none'
+        ? 'a proxied network needs a sandbox, but none was selected (sandbox mode `forbid`, or no sandbox on this platform)'
+        : `a proxied network needs the linuxSeccomp sandbox (bubblewrap), not ${selection.type}`,
+    );
+  }
+  return request.managedNetwork;
+}
+
 /**
  * Wraps a command in its sandbox (the original's `transform`): the bubblewrap launcher on
  * Linux, `sandbox-exec` on macOS, the command itself for `none`; and sets the environment
  * hints. The command is validated first (a missing program is a `spawnFailed` ExecError, as
  * unsandboxed). A sandbox that cannot run here is an `unsupported` ExecError saying why.
+ * A `proxied` policy with `managedNetwork` gets the ProxyRouted sandbox (`proxyRouted: true`).
  */
 export async function prepareSandboxCommand(request: SandboxCommandRequest): Promise<SandboxCommand> {
   const selection = request.sandbox;
+  const routing = proxyRouting(request);
   // Unsandboxed, pty-utils validates the program itself; wrapped, it would only see the wrapper.
   if (selection !== undefined && selection.type !== 'none') {
     resolveSpawn({ argv: request.command, cwd: request.cwd, env: request.env, arg0: request.arg0 });
   }
   const env: Record<string, string> = { ...request.env };
-  if (selection !== undefined && isNetworkDisabled(selection.policy)) env[NETWORK_DISABLED_ENV_VAR] = '1';
+  if (selection !== undefined && routing === undefined && isNetworkDisabled(selection.policy))
+    env[NETWORK_DISABLED_ENV_VAR] = '1';
   const type = selection?.type ?? 'none';
+  const proxyRouted = routing !== undefined;
   switch (type) {
     case 'none':
-      return { argv: [...request.command], env, arg0: request.arg0, sandboxType: 'none' };
-    case 'linuxSeccomp':
-      return { ...(await linuxCommand(request, selection!.policy, env)), arg0: undefined, sandboxType: type };
+      return { argv: [...request.command], env, arg0: request.arg0, sandboxType: 'none', proxyRouted };
+    case 'linuxSeccomp': {
+      const linux = await linuxCommand(request, selection!.policy, env, routing);
+      return { ...linux, arg0: undefined, sandboxType: type, proxyRouted };
+    }
     case 'macosSeatbelt':
       env[SEATBELT_ENV_VAR] = 'seatbelt';
-      return { argv: macosArgv(request, selection!.policy), env, arg0: undefined, sandboxType: type };
+      return {
+        argv: macosArgv(request, selection!.policy),
+        env,
+        arg0: undefined,
+        sandboxType: type,
+        proxyRouted,
+      };
     default:
       throw unsupported(`the ${type} sandbox is not implemented by execd`);
   }

@@ -1,6 +1,19 @@
+import type { NetworkBridge, NetworkProxy, StartBridgeOptions } from '@execd/network-proxy';
+import { spawnWithManagedNetwork } from '@execd/network-proxy';
 import type { SandboxType } from '@execd/protocol';
 import { type Logger, type SpawnedProcess, spawnPipe, spawnPty } from '@execd/pty-utils';
 import { prepareSandboxCommand, type SandboxSelection } from './prepare.ts';
+
+/** The managed network of a `proxied` command: its proxy, and how to start the bridge to it. */
+export interface SpawnManagedNetwork {
+  /**
+   * The proxy this command's traffic must go through (one per process: decider answers are cached
+   * per proxy). The caller owns it and closes it once the process is done.
+   */
+  readonly proxy: NetworkProxy;
+  /** Bridge settings (ports inside the sandbox, user namespace, script, start timeout, logger). */
+  readonly bridge?: Omit<StartBridgeOptions, 'proxy'> | undefined;
+}
 
 /** One command to launch, sandboxed or not (the original's `SpawnRequest`). */
 export interface SpawnRequest {
@@ -25,34 +38,86 @@ export interface SpawnRequest {
   readonly drainTimeoutMs?: number | undefined;
   /** Where to look for `bwrap` (default: this process's `PATH`). */
   readonly bwrapSearchPath?: string | undefined;
+  /**
+   * For a `proxied` policy: run the command in its own network namespace whose only way out is
+   * this proxy. Without it `proxied` is enforced as `off`. Ignored for other network modes.
+   */
+  readonly managedNetwork?: SpawnManagedNetwork | undefined;
   readonly logger?: Logger | undefined;
+}
+
+/** The bridge of a `proxied` command; it is torn down when the command has exited and its output ended. */
+export interface SpawnedNetwork extends AsyncDisposable {
+  readonly bridge: NetworkBridge;
+  /** Resolves once the bridge is gone (after the command closed, or `close()`). Never rejects. */
+  readonly closed: Promise<void>;
+  /** Stops the bridge now (the command then has no network). Idempotent. */
+  close(): Promise<void>;
 }
 
 /** A launched child and the sandbox it actually runs under. */
 export interface SpawnResult {
   readonly process: SpawnedProcess;
   readonly sandboxType: SandboxType;
+  /** Set for a command routed through a managed network (`proxied` with `managedNetwork`). */
+  readonly network?: SpawnedNetwork | undefined;
 }
 
 /**
  * Launches a command (the original's `spawn_process`): wraps it in its sandbox, then spawns it
- * with pty-utils, in a PTY when `tty`, else on pipes with stdin piped or /dev/null.
+ * with pty-utils, in a PTY when `tty`, else on pipes with stdin piped or /dev/null. A `proxied`
+ * command with `managedNetwork` is started inside a fresh network namespace held by the proxy's
+ * bridge (which listens before the command exists), with the proxy variables in its environment.
  * Rejects with `unsupported` when the sandbox cannot run here, `spawnFailed` when the program
- * cannot be started.
+ * (or the bridge) cannot be started.
  */
 export async function spawnProcess(request: SpawnRequest): Promise<SpawnResult> {
-  const prepared = await prepareSandboxCommand(request);
-  request.logger?.debug('sandboxing: spawn', { sandboxType: prepared.sandboxType, argv: prepared.argv });
-  const options = {
+  const managed = request.managedNetwork;
+  const prepared = await prepareSandboxCommand({
+    ...request,
+    managedNetwork:
+      managed === undefined
+        ? undefined
+        : { proxySocketPaths: [managed.proxy.httpSocketPath, managed.proxy.socksSocketPath] },
+  });
+  request.logger?.debug('sandboxing: spawn', {
+    sandboxType: prepared.sandboxType,
+    proxyRouted: prepared.proxyRouted,
     argv: prepared.argv,
-    cwd: request.cwd,
-    env: prepared.env,
-    arg0: prepared.arg0,
-    drainTimeoutMs: request.drainTimeoutMs,
-    logger: request.logger,
+  });
+  const spawn = (argv: readonly string[], env: Readonly<Record<string, string>>): Promise<SpawnedProcess> => {
+    const options = {
+      argv,
+      cwd: request.cwd,
+      env,
+      arg0: prepared.arg0,
+      drainTimeoutMs: request.drainTimeoutMs,
+      logger: request.logger,
+    };
+    return request.tty
+      ? spawnPty({ ...options, cols: request.cols, rows: request.rows })
+      : spawnPipe({ ...options, stdin: request.stdinOpen ? 'pipe' : 'null' });
   };
-  const process = request.tty
-    ? await spawnPty({ ...options, cols: request.cols, rows: request.rows })
-    : await spawnPipe({ ...options, stdin: request.stdinOpen ? 'pipe' : 'null' });
-  return { process, sandboxType: prepared.sandboxType };
+  if (!prepared.proxyRouted || managed === undefined) {
+    return { process: await spawn(prepared.argv, prepared.env), sandboxType: prepared.sandboxType };
+  }
+  const routed = await spawnWithManagedNetwork({
+    argv: prepared.argv,
+    env: prepared.env,
+    proxy: managed.proxy,
+    bridge: { logger: request.logger, ...managed.bridge },
+    // The bridge stays up until the command's output has ended, not just until it exited: a
+    // descendant still holding its pipes may still be using the network.
+    spawn: async ({ argv, env }) => {
+      const child = await spawn(argv, env);
+      return { child, exited: child.closed };
+    },
+  });
+  const network: SpawnedNetwork = {
+    bridge: routed.bridge,
+    closed: routed.closed,
+    close: routed.close,
+    [Symbol.asyncDispose]: routed.close,
+  };
+  return { process: routed.child.child, sandboxType: prepared.sandboxType, network };
 }

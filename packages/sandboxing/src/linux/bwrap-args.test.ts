@@ -120,3 +120,21 @@ test('fallbacks: no fresh procfs, no --disable-userns', () => {
   expect(args).not.toContain('--disable-userns');
   expect(args.join(' ')).toContain('--ro-bind /proc/sys /proc/sys');
 });
+
+test('masked directories get an empty read-only tmpfs after every bind (also under full disk write)', () => {
+  for (const plan of [WORKSPACE, { fullDiskWrite: true, cwd: '/x', writableRoots: [] }]) {
+    const args = buildBwrapArgs({
+      plan,
+      networkDisabled: true,
+      newSession: true,
+      maskedDirs: ['/tmp/execd-netproxy-abc'],
+    });
+    const text = args.join(' ');
+    const mask = '--tmpfs /tmp/execd-netproxy-abc --remount-ro /tmp/execd-netproxy-abc';
+    expect(text).toContain(mask);
+    expect(text.indexOf(mask)).toBeGreaterThan(
+      Math.max(text.lastIndexOf('--bind '), text.lastIndexOf('/ws/.codex')),
+    );
+    expect(text.indexOf(mask)).toBeLessThan(text.indexOf('--unshare-user'));
+  }
+});

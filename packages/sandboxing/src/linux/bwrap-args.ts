@@ -17,6 +17,12 @@ export interface BwrapArgsOptions {
   readonly disableUserns?: boolean;
   /** The fd bubblewrap reads the seccomp program from, or undefined for none. */
   readonly seccompFd?: number;
+  /**
+   * Directories replaced by an empty read-only tmpfs inside the sandbox, after every bind (the
+   * managed-network proxy's socket directory: the command must not see, replace or redirect the
+   * sockets the bridge connects to, even under a writable root or full disk write).
+   */
+  readonly maskedDirs?: readonly string[];
 }
 
 function contains(root: string, path: string): boolean {
@@ -54,6 +60,7 @@ function fileSystemArgs(plan: FileSystemPlan): string[] {
 export function buildBwrapArgs(options: BwrapArgsOptions): string[] {
   const args = options.newSession ? ['--new-session', '--die-with-parent'] : ['--die-with-parent'];
   args.push(...fileSystemArgs(options.plan));
+  for (const dir of options.maskedDirs ?? []) args.push('--tmpfs', dir, '--remount-ro', dir);
   args.push('--unshare-user');
   if (options.disableUserns !== false) args.push('--disable-userns');
   args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts');

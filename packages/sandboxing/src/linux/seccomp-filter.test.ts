@@ -128,6 +128,28 @@ describe.each(['x86_64', 'aarch64'] as const)('seccomp filter (%s)', (arch) => {
     expect(verdict(closed, { nr: nr.sendto, args: [3n, 0x1000n, 1n, 0n, 0x100000000n, 16n] })).toBe(EPERM);
   });
 
+  test('proxy-routed: only AF_INET/AF_INET6 sockets and AF_UNIX stream/seqpacket socketpairs', () => {
+    const routed = buildSeccompFilter({ arch, networkDisabled: true, proxyRouted: true });
+    expect(verdict(routed, { nr: nr.read })).toBe(ALLOW);
+    expect(verdict(routed, { nr: nr.ptrace })).toBe(EPERM);
+    expect(verdict(routed, { nr: nr.socket, args: [2n, 1n] })).toBe(ALLOW); // AF_INET stream
+    expect(verdict(routed, { nr: nr.socket, args: [2n, 2n] })).toBe(ALLOW); // AF_INET datagram
+    expect(verdict(routed, { nr: nr.socket, args: [10n, 0x80801n] })).toBe(ALLOW); // AF_INET6
+    expect(verdict(routed, { nr: nr.socket, args: [1n, 1n] })).toBe(EPERM); // AF_UNIX: no host sockets
+    expect(verdict(routed, { nr: nr.socket, args: [1n, 5n] })).toBe(EPERM);
+    expect(verdict(routed, { nr: nr.socket, args: [16n, 3n] })).toBe(EPERM); // AF_NETLINK
+    expect(verdict(routed, { nr: nr.socket, args: [17n, 3n] })).toBe(EPERM); // AF_PACKET
+    expect(verdict(routed, { nr: nr.socketpair, args: [1n, 1n] })).toBe(ALLOW);
+    expect(verdict(routed, { nr: nr.socketpair, args: [1n, 5n] })).toBe(ALLOW);
+    expect(verdict(routed, { nr: nr.socketpair, args: [1n, 2n] })).toBe(EPERM); // datagram
+    expect(verdict(routed, { nr: nr.socketpair, args: [2n, 1n] })).toBe(EPERM);
+    // The bridge's ports are reached with ordinary TCP calls.
+    expect(verdict(routed, { nr: nr.connect })).toBe(ALLOW);
+    expect(verdict(routed, { nr: nr.bind })).toBe(ALLOW);
+    expect(verdict(routed, { nr: nr.sendto, args: [3n, 0x1000n, 1n, 0n, 0x7ffe0000n, 16n] })).toBe(ALLOW);
+    expect(buildSeccompFilter({ arch, networkDisabled: false, proxyRouted: true })).toEqual(routed);
+  });
+
   test('user namespaces are denied only when asked for', () => {
     const program = buildSeccompFilter({ arch, networkDisabled: false, denyUserNamespaces: true });
     expect(verdict(program, { nr: nr.unshare, args: [0x10000000n] })).toBe(EPERM);

@@ -86,6 +86,8 @@ export const NETWORK_DENIED_SYSCALLS: readonly string[] = ['connect', 'accept', 
 
 /** Socket constants from <linux/socket.h>/<linux/net.h>. */
 const AF_UNIX = 1;
+const AF_INET = 2;
+const AF_INET6 = 10;
 const SOCK_STREAM = 1;
 const SOCK_SEQPACKET = 5;
 /** `type` carries SOCK_NONBLOCK/SOCK_CLOEXEC above the low four bits. */
@@ -110,6 +112,14 @@ export interface SeccompFilterOptions {
   readonly arch: SeccompArch;
   /** Add the network rules ({@link NETWORK_DENIED_SYSCALLS} and the socket checks). */
   readonly networkDisabled: boolean;
+  /**
+   * The managed-network (`proxied`) rules instead, the original's ProxyRouted mode: `socket` only
+   * for AF_INET/AF_INET6 (their only destinations are the proxy bridge's ports on the loopback of
+   * the command's own network namespace), `socketpair` only for AF_UNIX stream/seqpacket. No
+   * AF_UNIX socket can be created, so no host Unix socket (a daemon's, or the proxy's own) can be
+   * reached. Wins over `networkDisabled`.
+   */
+  readonly proxyRouted?: boolean;
   /** Deny creating user namespaces (for a bubblewrap without `--disable-userns`). */
   readonly denyUserNamespaces?: boolean;
   /** Byte order of the encoded program (default: this host's). */
@@ -137,9 +147,12 @@ export function buildSeccompFilter(options: SeccompFilterOptions): Uint8Array {
   if (options.denyUserNamespaces === true) {
     asm.jumpEqual(nr.unshare!, 'flags').jumpEqual(nr.clone!, 'flags').jumpEqual(nr.clone3!, 'nosys');
   }
-  if (options.networkDisabled) {
+  const network = options.proxyRouted === true ? 'proxyRouted' : options.networkDisabled ? 'off' : 'full';
+  if (network === 'off') {
     for (const name of NETWORK_DENIED_SYSCALLS) asm.jumpEqual(nr[name]!, 'deny');
     asm.jumpEqual(nr.socket!, 'socket').jumpEqual(nr.socketpair!, 'socket').jumpEqual(nr.sendto!, 'sendto');
+  } else if (network === 'proxyRouted') {
+    asm.jumpEqual(nr.socket!, 'inet').jumpEqual(nr.socketpair!, 'socket');
   }
   asm.ret(SECCOMP_RET_ALLOW);
   if (options.denyUserNamespaces === true) {
@@ -148,7 +161,11 @@ export function buildSeccompFilter(options: SeccompFilterOptions): Uint8Array {
     asm.label('flags').load(argLow(0)).jumpAnySet(CLONE_NEWUSER, 'deny', 'allow');
     asm.label('nosys').ret(SECCOMP_RET_ERRNO | ENOSYS);
   }
-  if (options.networkDisabled) {
+  if (network === 'proxyRouted') {
+    // socket(domain, ...): AF_INET or AF_INET6 only.
+    asm.label('inet').load(argLow(0)).jumpEqual(AF_INET, 'allow').jumpEqual(AF_INET6, 'allow', 'deny');
+  }
+  if (network !== 'full') {
     // socket(domain, type, ...) / socketpair(domain, type, ...): AF_UNIX stream or seqpacket only.
     // Datagram sockets are refused because sendmsg() to a path needs no connect().
     asm.label('socket').load(argLow(0)).jumpEqual(AF_UNIX, '', 'deny');
@@ -157,6 +174,8 @@ export function buildSeccompFilter(options: SeccompFilterOptions): Uint8Array {
       .and(SOCK_TYPE_MASK)
       .jumpEqual(SOCK_STREAM, 'allow')
       .jumpEqual(SOCK_SEQPACKET, 'allow', 'deny');
+  }
+  if (network === 'off') {
     // sendto(fd, buf, len, flags, dest_addr, addrlen): only a NULL dest_addr (64-bit pointer).
     asm
       .label('sendto')
