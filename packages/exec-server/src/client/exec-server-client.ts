@@ -19,8 +19,9 @@ import {
   type ResolvedClientOptions,
   resolveClientOptions,
 } from './client-options.ts';
+import { abortedBy, describeError, isTransportLoss } from './errors.ts';
 import { notificationEvent } from './notification-event.ts';
-import { isTransportLoss, ProcessRouter } from './process-router.ts';
+import { ProcessRouter } from './process-router.ts';
 import { type CallOptions, type ProcessLink, RemoteProcess } from './remote-process.ts';
 import { RpcConnection, UpgradeRefusedError } from './rpc-connection.ts';
 
@@ -34,22 +35,10 @@ import { RpcConnection, UpgradeRefusedError } from './rpc-connection.ts';
  */
 export type ClientState = 'ready' | 'recovering' | 'failed' | 'closed';
 
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** The error a call cancelled by `signal` rejects with (an `aborted` ExecError). */
-function cancelledBy(signal: AbortSignal): ExecError {
-  const reason: unknown = signal.reason;
-  return ExecError.is(reason)
-    ? reason
-    : new ExecError('aborted', 'the call was cancelled', { cause: reason });
-}
-
-/** `promise`, or a rejection (see {@link cancelledBy}) once `signal` aborts first. */
+/** `promise`, or a rejection (an `aborted` ExecError) once `signal` aborts first. */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(cancelledBy(signal));
+    const onAbort = (): void => reject(abortedBy(signal, 'the call'));
     if (signal.aborted) {
       onAbort();
       return;
@@ -271,14 +260,14 @@ export class ExecServerClient implements AsyncDisposable {
       conn.notify('initialized', {});
       return conn;
     } catch (error) {
-      conn.terminate(`initialize failed: ${describe(error)}`);
+      conn.terminate(`initialize failed: ${describeError(error)}`);
       throw error;
     }
   }
 
   async #usableConnection(cancelSignal?: AbortSignal): Promise<RpcConnection> {
     for (;;) {
-      if (cancelSignal?.aborted) throw cancelledBy(cancelSignal);
+      if (cancelSignal?.aborted) throw abortedBy(cancelSignal, 'the call');
       switch (this.#state) {
         case 'ready': {
           const conn = this.#conn!;
@@ -371,7 +360,7 @@ export class ExecServerClient implements AsyncDisposable {
       return;
     }
     if (this.#state !== 'recovering') return;
-    this.#failAll(`${disconnect}; failed to resume exec-server session: ${describe(lastError)}`);
+    this.#failAll(`${disconnect}; failed to resume exec-server session: ${describeError(lastError)}`);
   }
 
   async #resumeOnce(deadline: number): Promise<void> {
@@ -398,7 +387,7 @@ export class ExecServerClient implements AsyncDisposable {
       );
       await Promise.allSettled(cleanup);
     } catch (error) {
-      conn.terminate(`session recovery failed: ${describe(error)}`);
+      conn.terminate(`session recovery failed: ${describeError(error)}`);
       throw error;
     }
   }

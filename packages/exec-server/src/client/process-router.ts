@@ -1,5 +1,6 @@
-import { decodeResult, ExecError } from '@execd/protocol';
+import { decodeResult } from '@execd/protocol';
 import type { Logger } from '../internal/logger.ts';
+import { describeError, isTransportLoss } from './errors.ts';
 import type { RoutedEvent } from './notification-event.ts';
 import { ProcessSession } from './process-session.ts';
 import type { RpcConnection } from './rpc-connection.ts';
@@ -11,15 +12,6 @@ export interface ProcessRouterOptions {
   readonly gapFillDelayMs: number;
   /** The connection to fill holes on, while the client is ready; undefined otherwise. */
   readonly readyConnection: () => RpcConnection | undefined;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** A lost connection or a timed-out call: recovery's business, not a process failure. */
-export function isTransportLoss(error: unknown): boolean {
-  return ExecError.is(error) && (error.code === 'transportClosed' || error.code === 'connectTimeout');
 }
 
 /**
@@ -113,7 +105,7 @@ export class ProcessRouter {
   /** Fails one session whose stream cannot be repaired, and terminates its process. */
   failProcess(conn: RpcConnection, session: ProcessSession, error: unknown): void {
     this.#options.logger.warn('failed to recover a process', { processId: session.processId, error });
-    session.fail(`failed to recover process ${session.processId}: ${describe(error)}`);
+    session.fail(`failed to recover process ${session.processId}: ${describeError(error)}`);
     this.unroute(session);
     conn.request('process/terminate', { processId: session.processId }, { cleanup: true }).catch(() => {});
   }

@@ -12,6 +12,7 @@ import {
 } from '@execd/protocol';
 import type { EventsOptions } from '../local/local-exec-process.ts';
 import type { ExecProcess, ExecProcessEvent, ExecReadOptions } from '../types.ts';
+import { abortedBy } from './errors.ts';
 import { CLIENT_EVENT_LOG_MAX_BYTES } from './limits.ts';
 import type { ProcessSession } from './process-session.ts';
 import { replayFromServer } from './server-replay.ts';
@@ -167,7 +168,7 @@ export class RemoteProcess implements ExecProcess {
     let strict = options.afterSeq !== undefined;
     for (;;) {
       if (quiet.aborted) return;
-      if (signal.aborted) throw cancelled(signal);
+      if (signal.aborted) throw abortedBy(signal, 'event stream');
       if (strict && session.log.hasGapAfter(cursor)) {
         // Behind the client's log (a slow follower, or a burst of recovered output): page the
         // missing events from the server's retention rather than report a gap it can still fill.
@@ -206,7 +207,7 @@ export class RemoteProcess implements ExecProcess {
         await session.changed.wait(FOLLOW_WAIT_MS, signal);
       } catch {
         if (quiet.aborted) return;
-        throw cancelled(signal);
+        throw abortedBy(signal, 'event stream');
       }
     }
   }
@@ -219,11 +220,4 @@ export class RemoteProcess implements ExecProcess {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
-}
-
-function cancelled(signal: AbortSignal): ExecError {
-  const reason: unknown = signal.reason;
-  return ExecError.is(reason)
-    ? reason
-    : new ExecError('aborted', 'event stream was cancelled', { cause: reason });
 }

@@ -12,6 +12,7 @@ import {
 } from '@execd/protocol';
 import WebSocket, { type RawData } from 'ws';
 import { type Logger, NOOP_LOGGER } from '../internal/logger.ts';
+import { abortedBy } from './errors.ts';
 import { CLOSE_HANDSHAKE_TIMEOUT_MS, MAX_IN_FLIGHT_CALLS, RESERVED_CLEANUP_CALLS } from './limits.ts';
 
 /** The server answered the WebSocket upgrade with an HTTP error (401 without a valid token, 403 ...). */
@@ -200,7 +201,7 @@ export class RpcConnection {
       );
     }
     const cancelSignal = options.cancelSignal;
-    if (cancelSignal?.aborted) return Promise.reject(abortError(method, cancelSignal));
+    if (cancelSignal?.aborted) return Promise.reject(abortedBy(cancelSignal, method));
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       const abandon = (error: ExecError): void => {
@@ -220,7 +221,7 @@ export class RpcConnection {
             );
       let cleanupAbort: (() => void) | undefined;
       if (cancelSignal !== undefined) {
-        const onAbort = (): void => abandon(abortError(method, cancelSignal));
+        const onAbort = (): void => abandon(abortedBy(cancelSignal, method));
         cancelSignal.addEventListener('abort', onAbort, { once: true });
         cleanupAbort = () => cancelSignal.removeEventListener('abort', onAbort);
       }
@@ -348,11 +349,4 @@ export class RpcConnection {
       this.#resolveClosed();
     }
   }
-}
-
-function abortError(method: string, signal: AbortSignal): ExecError {
-  const reason: unknown = signal.reason;
-  return ExecError.is(reason)
-    ? reason
-    : new ExecError('aborted', `${method} was cancelled`, { cause: reason });
 }
