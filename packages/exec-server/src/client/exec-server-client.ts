@@ -122,6 +122,7 @@ export class ExecServerClient implements AsyncDisposable {
     return this.#initialize?.environmentInfo;
   }
 
+  /** Where the client is (see {@link ClientState}). */
   get state(): ClientState {
     return this.#state;
   }
@@ -148,20 +149,18 @@ export class ExecServerClient implements AsyncDisposable {
     session.pendingStarts += 1;
     const request = conn.request('process/start', params);
     this.#inflightStarts.add(request);
-    let raw: unknown;
     try {
-      raw = await request;
+      const response = decodeResult('process/start', await request);
+      session.started = true;
+      return new RemoteProcess(this.#link, session, response.sandboxType);
     } catch (error) {
       if (isTransportLoss(error)) this.#orphans.add(processId);
       throw error;
     } finally {
       this.#inflightStarts.delete(request);
       session.pendingStarts -= 1;
-      if (!session.started && session.pendingStarts === 0 && raw === undefined) this.#router.unroute(session);
+      if (!session.started && session.pendingStarts === 0) this.#router.unroute(session);
     }
-    session.started = true;
-    const response = decodeResult('process/start', raw);
-    return new RemoteProcess(this.#link, session, response.sandboxType);
   }
 
   /** `environment/info` (30 s deadline). */
