@@ -8,7 +8,7 @@ const FALLBACK_SHELL_PATH = '/bin/sh';
  * What this server can do beyond the original's basic process surface. The original's local
  * server reports its own features (network proxy, filesystem, HTTP, config read) as `true`;
  * execd does not implement those methods yet, so it reports them `false` rather than invite
- * calls that would fail with -32601. `shellSnapshotV2` turns true once snapshots are wired.
+ * calls that would fail with -32601. Shell snapshots (`shellSnapshotV2`) are restored in `process/start`.
  */
 export const DEFAULT_CAPABILITIES: EnvironmentInfo['capabilities'] = Object.freeze({
   networkProxyLaunch: false,
@@ -16,7 +16,7 @@ export const DEFAULT_CAPABILITIES: EnvironmentInfo['capabilities'] = Object.free
   environmentConfigRead: false,
   httpHeaderEnvVars: false,
   sandboxedFileStreaming: false,
-  shellSnapshotV2: false,
+  shellSnapshotV2: true,
   processResize: true,
   processList: true,
   retentionGapReporting: true,

@@ -279,12 +279,6 @@ const KNOWN_DIFFERENCES: Difference[] = [
   },
   {
     scenario: 'handshake',
-    path: '/7/reply/result/capabilities/shellSnapshotV2',
-    execd: false,
-    original: true,
-  },
-  {
-    scenario: 'handshake',
     path: '/7/reply/result/capabilities/capabilityDiscoveryV2',
     execd: undefined,
     original: true,

@@ -107,7 +107,7 @@ describe('handshake over a websocket', () => {
       processResize: true,
       processList: true,
       retentionGapReporting: true,
-      shellSnapshotV2: false,
+      shellSnapshotV2: true,
     });
     expect(await client.call('environment/status', {})).toEqual({ status: 'ready' });
   });
