@@ -5,6 +5,7 @@ import type {
   ExecOutputDeltaNotification,
   ExecParams,
   ExecResponse,
+  NetworkPolicyDecisionNotification,
   OutputStream,
   ProcessListResponse,
   ReadParams,
@@ -19,11 +20,15 @@ import type {
   WriteResponse,
 } from '@execd/protocol';
 
-/** A notification a process table pushes to the connection its session is attached to. */
+/**
+ * A notification a process table pushes to the connection its session is attached to: the seq-
+ * numbered process events, and the unsequenced decisions of a `proxied` process's network proxy.
+ */
 export type ProcessNotification =
   | { readonly method: 'process/output'; readonly params: ExecOutputDeltaNotification }
   | { readonly method: 'process/exited'; readonly params: ExecExitedNotification }
-  | { readonly method: 'process/closed'; readonly params: ExecClosedNotification };
+  | { readonly method: 'process/closed'; readonly params: ExecClosedNotification }
+  | { readonly method: 'network/policyDecision'; readonly params: NetworkPolicyDecisionNotification };
 
 /**
  * The per-session process table: one method per `process/*` RPC, with the original's semantics

@@ -30,8 +30,9 @@ function rejectUnsupported(error: unknown): never {
  * Launches a child with `@execd/sandboxing` (the original's `spawn_process`): the request's
  * sandbox context is resolved against its cwd and selected (`mode`, default `auto`), the command
  * is wrapped (bubblewrap on Linux, Seatbelt on macOS) and spawned by `@execd/pty-utils`, in a PTY
- * for `tty`, else on pipes. No context: unsandboxed, `sandboxType: "none"`. The child's process
- * group is guarded against outliving this process (see `orphan-guard.ts`).
+ * for `tty`, else on pipes. No context: unsandboxed, `sandboxType: "none"`. A `proxied` process
+ * runs inside its proxy's bridge (its own network namespace). The child's process group is
+ * guarded against outliving this process (see `orphan-guard.ts`).
  */
 export async function defaultSpawner(request: LocalSpawnRequest): Promise<LocalSpawnResult> {
   try {
@@ -45,6 +46,7 @@ export async function defaultSpawner(request: LocalSpawnRequest): Promise<LocalS
       tty: request.tty,
       stdinOpen: request.stdin === 'pipe',
       drainTimeoutMs: request.drainTimeoutMs,
+      managedNetwork: request.managedNetwork,
     });
     // The child's group must not outlive this process if it is killed without cleaning up.
     return { ...launched, process: guardAgainstOrphans(launched.process) };

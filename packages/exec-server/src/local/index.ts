@@ -20,6 +20,14 @@ export {
   type LocalProcessTableOptions,
   type StartedProcess,
 } from './local-process-table.ts';
+export {
+  NETWORK_POLICY_HOST_MAX_BYTES,
+  NETWORK_POLICY_REASON_MAX_BYTES,
+  type NetworkPolicyRequester,
+  ProcessNetwork,
+  type ProcessNetworkOptions,
+  wireProtocol,
+} from './process-network.ts';
 export type { ProcessRecord, ProcessState } from './process-record.ts';
 export type {
   LocalSpawnRequest,

@@ -1,3 +1,4 @@
+import type { NetworkDenial } from '@execd/network-proxy';
 import {
   ExecError,
   OutputGapError,
@@ -90,6 +91,15 @@ export class LocalExecProcess implements ExecProcess {
   /** SIGKILL to the process group; `running: false` once it had exited. */
   terminate(): Promise<TerminateResponse> {
     return this.#table.terminate({ processId: this.processId });
+  }
+
+  /**
+   * The connections this process's managed-network proxy refused, oldest first (empty unless
+   * `proxied`): what an agent offers to approve before retrying ("approve and retry"). Still
+   * available after the process closed and its table entry was evicted.
+   */
+  networkDenials(): readonly NetworkDenial[] {
+    return this.#record.networkDenials();
   }
 
   /** Resizes the terminal (tty only). */

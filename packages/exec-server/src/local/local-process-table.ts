@@ -1,3 +1,4 @@
+import type { NetworkDenial } from '@execd/network-proxy';
 import {
   ExecError,
   type ExecParams,
@@ -14,11 +15,13 @@ import {
   type WriteParams,
   type WriteResponse,
 } from '@execd/protocol';
+import { withManagedNetwork } from '@execd/sandboxing';
 import { childEnv } from '../env/child-env.ts';
 import { Emitter } from '../internal/emitter.ts';
 import type { Logger } from '../internal/logger.ts';
 import type { ProcessNotification, ProcessTable } from '../types.ts';
 import { longPollRead } from './long-poll-read.ts';
+import { ProcessNetwork } from './process-network.ts';
 import { ProcessRecord } from './process-record.ts';
 import {
   applyShellSnapshot,
@@ -104,7 +107,19 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
     return {};
   }
 
-  /** `process/terminate`: SIGKILL to the group; cancels a start in progress. */
+  /**
+   * The connections a `proxied` process's proxy refused so far, oldest first (for "approve and
+   * retry"); empty for other processes, undefined for an unknown id. Also in `network/policyDecision`
+   * notifications, and a non-zero exit after a denial reports `sandboxDenied: true`.
+   */
+  networkDenials(processId: string): readonly NetworkDenial[] | undefined {
+    return this.#records.get(processId)?.networkDenials();
+  }
+
+  /**
+   * `process/terminate`: SIGKILL to the group; cancels a start in progress. For a `proxied`
+   * process it also abandons pending network-policy questions (even after the exit).
+   */
   async terminate(params: TerminateParams): Promise<TerminateResponse> {
     const record = this.#records.get(params.processId);
     if (record === undefined) return { running: false };
@@ -141,9 +156,13 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
     return this.shutdown();
   }
 
-  async #start(params: ExecParams): Promise<StartedProcess> {
+  async #start(requested: ExecParams): Promise<StartedProcess> {
     this.#refuseIfShutDown();
-    validateStartPreconditions(params, process.platform);
+    validateStartPreconditions(requested, process.platform);
+    // The sandbox as enforced: `enforceManagedNetwork` turns a full network into `proxied`.
+    const params = requested.enforceManagedNetwork
+      ? { ...requested, sandbox: withManagedNetwork(requested.sandbox) }
+      : requested;
     let launch: PreparedLaunch = {
       argv: params.argv,
       cwd: resolveStartCwd(params.cwd),
@@ -167,16 +186,22 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
     this.#records.set(processId, record);
     this.#logger.debug('starting process', { processId, argv: launch.argv, tty: params.tty });
     let launched: Awaited<ReturnType<Spawner>>;
+    let network: ProcessNetwork | undefined;
     try {
+      // One proxy per `proxied` process, listening before its command exists.
+      if (params.sandbox?.network === 'proxied') network = await this.#startNetwork(params);
       launched = await this.#config.spawner({
         processId,
         ...launch,
         tty: params.tty,
         stdin: params.pipeStdin ? 'pipe' : 'null',
         sandbox: params.sandbox,
+        managedNetwork:
+          network === undefined ? undefined : { proxy: network.proxy, bridge: this.#config.networkBridge },
         drainTimeoutMs: this.#config.drainTimeoutMs,
       });
     } catch (error) {
+      await network?.close();
       if (this.#records.get(processId) === record) this.#records.delete(processId);
       this.#logger.debug('process start failed', { processId, error });
       // RpcErrors (e.g. -32602 for an unusable sandbox) pass through; anything else is -32603.
@@ -187,10 +212,22 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
     }
     if (this.#records.get(processId) !== record) {
       await launched.process.close();
+      network?.attach(launched.network);
+      await network?.close();
       throw new RpcError('invalidRequest', `process ${processId} start was cancelled`);
     }
-    record.attach(launched);
+    record.attach(launched, network);
     return { response: { processId, sandboxType: launched.sandboxType }, record };
+  }
+
+  #startNetwork(params: ExecParams): Promise<ProcessNetwork> {
+    return ProcessNetwork.start({
+      params,
+      requester: this.#config.networkPolicyRequester,
+      resolver: this.#config.networkResolver,
+      emit: (notification) => this.#notifications.fire(notification),
+      logger: this.#logger,
+    });
   }
 
   #refuseIfShutDown(): void {

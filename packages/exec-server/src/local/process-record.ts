@@ -1,3 +1,4 @@
+import type { NetworkDenial } from '@execd/network-proxy';
 import {
   type OutputStream,
   type ProcessListEntry,
@@ -11,6 +12,7 @@ import { ChangeSignal } from '../internal/change-signal.ts';
 import type { Logger } from '../internal/logger.ts';
 import type { ProcessNotification } from '../types.ts';
 import { EventLog, type EventLogLimits, type SequencedEvent } from './event-log.ts';
+import type { ProcessNetwork } from './process-network.ts';
 import { RetainedOutput, type RetentionLimits } from './retained-output.ts';
 import { sandboxedOutput } from './sandboxed-output.ts';
 import type { LocalSpawnResult, SandboxDenialCheck } from './spawner.ts';
@@ -61,6 +63,7 @@ export class ProcessRecord {
   readonly #writeIds: WriteIdSet;
   readonly #pendingWrites = new Map<string, Promise<void>>();
   #spawned: SpawnedProcess | undefined;
+  #network: ProcessNetwork | undefined;
   #sandboxType: SandboxType = 'none';
   #nextSeq = 1;
   #exitCode: number | undefined;
@@ -100,14 +103,24 @@ export class ProcessRecord {
     return this.#terminationRequested;
   }
 
-  /** Starting -> running: takes ownership of the child and starts following its output and exit. */
-  attach(launched: LocalSpawnResult): void {
+  /**
+   * Starting -> running: takes ownership of the child (and of its managed network, for a
+   * `proxied` process) and starts following its output and exit.
+   */
+  attach(launched: LocalSpawnResult, network?: ProcessNetwork): void {
     if (this.#spawned !== undefined) throw new Error(`process ${this.processId} is already attached`);
     this.#spawned = launched.process;
+    this.#network = network;
+    network?.attach(launched.network);
     this.#sandboxType = launched.sandboxType;
     const spawned = launched.process;
     const outputDone = this.#pumpOutput(spawned);
     this.#done = Promise.all([outputDone, this.#watchExit(spawned, outputDone)]).then(() => {});
+  }
+
+  /** The connections a `proxied` process's proxy refused, oldest first (empty otherwise). */
+  networkDenials(): readonly NetworkDenial[] {
+    return this.#network?.denials() ?? [];
   }
 
   /** One `process/read` page (spec §2.4): `maxBytes` undefined = unlimited. */
@@ -183,8 +196,12 @@ export class ProcessRecord {
     }
   }
 
-  /** SIGKILL to the process group; true when the child was still running. */
+  /**
+   * SIGKILL to the process group; true when the child was still running. Also abandons the
+   * network-policy questions of a `proxied` process, even after its exit (a descendant may wait).
+   */
   terminate(): boolean {
+    this.#network?.cancelPendingDecisions();
     if (this.#spawned === undefined || this.#exitCode !== undefined) return false;
     this.#terminationRequested = true;
     this.#init.logger.debug('terminating process', { processId: this.processId });
@@ -218,6 +235,7 @@ export class ProcessRecord {
     clearTimeout(timer);
     if (timedOut)
       this.#init.logger.warn('process streams still open after shutdown', { processId: this.processId });
+    await this.#network?.close();
   }
 
   /** The `process/list` row. */
@@ -281,7 +299,8 @@ export class ProcessRecord {
   #recordExit(exitCode: number): void {
     const seq = this.#nextSeqValue();
     this.#exitCode = exitCode;
-    this.#sandboxDenied = this.#sandboxType !== 'none' && this.#checkDenied(exitCode);
+    this.#sandboxDenied =
+      (this.#sandboxType !== 'none' && this.#checkDenied(exitCode)) || this.#deniedByNetwork(exitCode);
     const sandboxDenied = this.#sandboxDenied;
     this.#init.logger.debug('process exited', { processId: this.processId, seq, exitCode, sandboxDenied });
     this.#exitEvent = { type: 'exited', seq, exitCode, sandboxDenied };
@@ -304,6 +323,19 @@ export class ProcessRecord {
     this.#init.emit({ method: 'process/closed', params: { processId: this.processId, seq } });
     this.changed.notify();
     this.#init.onClosed(this);
+    // Spec §3.1: the process's proxy lives until the close (exit and every stream ended).
+    this.#network?.close().catch((error: unknown) => {
+      this.#init.logger.warn('closing the process network failed', { processId: this.processId, error });
+    });
+  }
+
+  /**
+   * A `proxied` process that failed (non-zero exit) after its proxy refused a connection counts
+   * as sandbox-denied: the failure most likely is the refused connection, and unified-exec can
+   * offer to approve the host and retry.
+   */
+  #deniedByNetwork(exitCode: number): boolean {
+    return exitCode !== 0 && this.networkDenials().length > 0;
   }
 
   #checkDenied(exitCode: number): boolean {

@@ -1,6 +1,6 @@
 import type { SandboxContext, SandboxType } from '@execd/protocol';
 import type { SpawnedProcess } from '@execd/pty-utils';
-import type { CommandOutput } from '@execd/sandboxing';
+import type { CommandOutput, SpawnedNetwork, SpawnManagedNetwork } from '@execd/sandboxing';
 
 /** What the process table asks a Spawner to launch (validated, env computed, cwd a native path). */
 export interface LocalSpawnRequest {
@@ -18,8 +18,17 @@ export interface LocalSpawnRequest {
   readonly tty: boolean;
   /** Pipes only: `pipe` keeps stdin writable, `null` gives the child /dev/null (EOF). */
   readonly stdin: 'pipe' | 'null';
-  /** Sandbox intent from the request; undefined = run unsandboxed. */
+  /**
+   * Sandbox intent from the request (with `enforceManagedNetwork` applied: see
+   * `withManagedNetwork`); undefined = run unsandboxed.
+   */
   readonly sandbox: SandboxContext | undefined;
+  /**
+   * Set for a `proxied` process: the proxy its traffic must go through. The spawner starts the
+   * bridge to it and returns it as `network`; a spawner that cannot must reject, never run the
+   * command with another network.
+   */
+  readonly managedNetwork?: SpawnManagedNetwork | undefined;
   /** Cap on draining output after the child exits. */
   readonly drainTimeoutMs: number;
 }
@@ -29,6 +38,8 @@ export interface LocalSpawnResult {
   readonly process: SpawnedProcess;
   /** `none` when unsandboxed. */
   readonly sandboxType: SandboxType;
+  /** The bridge of a `proxied` process (the table closes it, with the proxy, when the process closes). */
+  readonly network?: SpawnedNetwork | undefined;
 }
 
 /**

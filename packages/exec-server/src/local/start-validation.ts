@@ -12,7 +12,8 @@ export function validateStartPreconditions(params: ExecParams, platform: NodeJS.
   if (proxy?.policyDecisionTimeoutMs === 0) {
     throw new RpcError('invalidParams', 'network policy decision callback timeout must be nonzero');
   }
-  if (proxy?.policyCallbacks === true) {
+  // Callbacks are on by `policyCallbacks` or by a timeout (the original enables them by the timeout).
+  if (proxy?.policyCallbacks === true || proxy?.policyDecisionTimeoutMs !== undefined) {
     const bytes = Buffer.byteLength(params.processId, 'utf8');
     if (bytes === 0 || bytes > CALLBACK_PROCESS_ID_MAX_BYTES) {
       throw new RpcError(

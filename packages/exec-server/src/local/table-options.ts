@@ -1,8 +1,10 @@
+import type { NetworkResolver, StartBridgeOptions } from '@execd/network-proxy';
 import type { BaseEnv } from '../env/create-env.ts';
 import { type Logger, NOOP_LOGGER } from '../internal/logger.ts';
 import { defaultSandboxDenied, defaultSpawner } from './default-spawner.ts';
 import type { EventLogLimits } from './event-log.ts';
 import * as limits from './limits.ts';
+import type { NetworkPolicyRequester } from './process-network.ts';
 import type { RetentionLimits } from './retained-output.ts';
 import type { ShellSnapshotPreparer } from './shell-snapshots.ts';
 import type { SandboxDenialCheck, Spawner } from './spawner.ts';
@@ -21,6 +23,16 @@ export interface LocalProcessTableOptions {
   readonly shellSnapshots?: ShellSnapshotPreparer | null | undefined;
   /** The executor environment `envPolicy` applies to (default `process.env`). */
   readonly executorEnv?: BaseEnv | undefined;
+  /**
+   * Answers the `network/policyRequest`s of `proxied` processes with callbacks on (a server
+   * routes them to the session's client; in-process, e.g. an approval prompt). Undefined: such
+   * questions are denied (`deciderFailed`, not cached).
+   */
+  readonly networkPolicyRequester?: NetworkPolicyRequester | undefined;
+  /** Name resolution of the `proxied` processes' proxies (default `getaddrinfo`; tests map names). */
+  readonly networkResolver?: NetworkResolver | undefined;
+  /** Bridge settings of `proxied` processes (ports inside the sandbox, user namespace, timeouts). */
+  readonly networkBridge?: Omit<StartBridgeOptions, 'proxy'> | undefined;
   /** How long a closed process stays readable (default 30 s; tests use a few ms). */
   readonly exitedRetentionMs?: number | undefined;
   readonly retainedOutputMaxBytes?: number | undefined;
@@ -40,6 +52,9 @@ export interface TableConfig {
   readonly isSandboxDenied: SandboxDenialCheck;
   readonly shellSnapshots: ShellSnapshotPreparer | null | undefined;
   readonly executorEnv: BaseEnv;
+  readonly networkPolicyRequester: NetworkPolicyRequester | undefined;
+  readonly networkResolver: NetworkResolver | undefined;
+  readonly networkBridge: Omit<StartBridgeOptions, 'proxy'> | undefined;
   readonly exitedRetentionMs: number;
   readonly retention: RetentionLimits;
   readonly history: EventLogLimits;
@@ -57,6 +72,9 @@ export function resolveTableOptions(options: LocalProcessTableOptions): TableCon
     isSandboxDenied: options.isSandboxDenied ?? defaultSandboxDenied,
     shellSnapshots: options.shellSnapshots,
     executorEnv: options.executorEnv ?? process.env,
+    networkPolicyRequester: options.networkPolicyRequester,
+    networkResolver: options.networkResolver,
+    networkBridge: options.networkBridge,
     exitedRetentionMs: options.exitedRetentionMs ?? limits.EXITED_PROCESS_RETENTION_MS,
     retention: {
       maxBytes: options.retainedOutputMaxBytes ?? limits.RETAINED_OUTPUT_MAX_BYTES,

@@ -8,9 +8,10 @@ import {
   METHODS,
   RpcError,
 } from '@execd/protocol';
+import type { NetworkPolicyRequester } from '../local/process-network.ts';
 import type { ProcessNotification } from '../types.ts';
 import { type Logger, NOOP_LOGGER } from './logger.ts';
-import type { SessionHandle, SessionRegistry } from './session-registry.ts';
+import type { SessionAttachment, SessionHandle, SessionRegistry } from './session-registry.ts';
 
 /** Options of {@link ConnectionHandler}. */
 export interface ConnectionHandlerOptions {
@@ -21,6 +22,8 @@ export interface ConnectionHandlerOptions {
   readonly environmentInfo: () => EnvironmentInfo;
   /** Fires when the connection goes away: long-polls in flight are abandoned. */
   readonly cancelSignal?: AbortSignal;
+  /** Sends `network/policyRequest` to this connection's client (for the attached session's processes). */
+  readonly requestNetworkPolicy?: NetworkPolicyRequester | undefined;
   readonly logger?: Logger;
 }
 
@@ -47,7 +50,7 @@ export class ConnectionHandler {
   readonly #logger: Logger;
   /** Aborted when the connection goes away or another connection resumes the session. */
   readonly #cancel = new AbortController();
-  readonly #attachment: { notify: (n: ProcessNotification) => void; evict: () => void };
+  readonly #attachment: SessionAttachment;
   #initializeRequested = false;
   #initialized = false;
   #detached = false;
@@ -60,6 +63,7 @@ export class ConnectionHandler {
     this.#attachment = {
       notify: options.notify,
       evict: () => this.#cancel.abort(new RpcError('invalidRequest', RESUMED_ELSEWHERE)),
+      requestNetworkPolicy: options.requestNetworkPolicy,
     };
     // Every in-flight long-poll of the connection listens on this one signal (up to 2N at once).
     setMaxListeners(0, this.#cancel.signal);

@@ -1,20 +1,28 @@
 import {
   type CodecName,
+  decodeResult,
   type EnvironmentInfo,
   errorMessage,
   METHODS,
+  type NetworkPolicyRequestParams,
+  type NetworkPolicyResponse,
   notificationMessage,
   type RequestId,
   RPC_ERROR_NUMBERS,
   RpcError,
   type RpcMessage,
   responseMessage,
+  TransportClosedError,
 } from '@execd/protocol';
 import { ConnectionHandler } from './connection-handler.ts';
 import { type Logger, NOOP_LOGGER } from './logger.ts';
 import type { ExecServerMetrics } from './metrics.ts';
 import { type DispatchMode, RequestLane } from './request-lanes.ts';
+import { ServerRequests } from './server-requests.ts';
 import type { SessionRegistry } from './session-registry.ts';
+
+/** Ids of the requests the server sends (`np-1`, ...): strings, never mistaken for a client's integers. */
+export const SERVER_REQUEST_ID_PREFIX = 'np-';
 
 /**
  * Inbound messages a connection may have queued (read but not yet running) before the transport
@@ -69,8 +77,11 @@ export class ConnectionProcessor {
   readonly #done: Promise<void>;
   readonly #abortedPromise: Promise<void>;
   readonly #metrics: ExecServerMetrics | undefined;
+  readonly #serverRequests: ServerRequests;
   #wake: (() => void) | undefined;
   #paused = false;
+  /** The codec of the connection's first frame: requests the server starts go out in it. */
+  #codec: CodecName | undefined;
 
   constructor(options: ConnectionProcessorOptions) {
     this.#transport = options.transport;
@@ -86,9 +97,18 @@ export class ConnectionProcessor {
     this.#abortedPromise = new Promise((resolve) =>
       signal.addEventListener('abort', () => resolve(), { once: true }),
     );
+    this.#serverRequests = new ServerRequests({
+      idPrefix: SERVER_REQUEST_ID_PREFIX,
+      logger: this.#logger,
+      // Like a response, a request is never dropped for a slow client (notifications may be).
+      send: (message) => {
+        if (!signal.aborted) this.#transport.sendResponse(message, this.#codec ?? 'json');
+      },
+    });
     this.#handler = new ConnectionHandler({
       registry: options.registry,
       cancelSignal: signal,
+      requestNetworkPolicy: (params, { cancelSignal }) => this.#requestNetworkPolicy(params, cancelSignal),
       environmentInfo: options.environmentInfo,
       logger: this.#logger,
       notify: (notification) => {
@@ -110,13 +130,23 @@ export class ConnectionProcessor {
     return this.#handler.sessionId;
   }
 
-  /** A decoded, classified inbound frame, and the codec it came in. */
+  /**
+   * A decoded, classified inbound frame, and the codec it came in. Answers to the server's own
+   * requests are matched at once, not queued behind requests in flight (an inline long-poll must
+   * not hold up the decision a command waits for).
+   */
   receive(message: RpcMessage, codec: CodecName): void {
+    this.#codec ??= codec;
+    if (message.kind === 'response' || message.kind === 'error') {
+      this.#receiveAnswer(message);
+      return;
+    }
     this.#push({ kind: 'message', message, codec });
   }
 
   /** A frame that could not be decoded; `reason` is the full text sent back with id -1. */
   receiveMalformed(reason: string, codec: CodecName): void {
+    this.#codec ??= codec;
     this.#push({ kind: 'malformed', reason, codec });
   }
 
@@ -125,7 +155,34 @@ export class ConnectionProcessor {
     if (this.#abort.signal.aborted) return;
     if (reason) this.#logger.debug('connection disconnected', { connection: this.#transport.label, reason });
     this.#abort.abort(new RpcError('transportClosed', reason ?? 'connection closed'));
+    // Questions the client can no longer answer fail now (their connections are denied).
+    this.#serverRequests.close(
+      new TransportClosedError(undefined, `client connection closed: ${reason ?? 'connection closed'}`),
+    );
     this.#wake?.();
+  }
+
+  /** `network/policyRequest` to this connection's client; the answer is validated. */
+  async #requestNetworkPolicy(
+    params: NetworkPolicyRequestParams,
+    cancelSignal: AbortSignal,
+  ): Promise<NetworkPolicyResponse> {
+    const raw = await this.#serverRequests.request('network/policyRequest', params, cancelSignal);
+    return decodeResult('network/policyRequest', raw);
+  }
+
+  #receiveAnswer(message: Extract<RpcMessage, { kind: 'response' | 'error' }>): void {
+    if (this.#abort.signal.aborted) return;
+    const outcome = this.#serverRequests.settle(message);
+    if (outcome === 'stale') {
+      this.#logger.debug('late answer to a server request', {
+        connection: this.#transport.label,
+        id: message.id,
+      });
+    } else if (outcome === 'unknown') {
+      // As the original: an answer to a request that was never sent is a protocol violation.
+      this.#close(`unexpected client ${message.kind} for id ${String(message.id)}`);
+    }
   }
 
   #push(event: InboundEvent): void {
@@ -219,9 +276,9 @@ export class ConnectionProcessor {
         }
       case 'response':
       case 'error':
-        // The server sends no requests, so no client response can match one.
-        this.#close(`unexpected client ${message.kind} for id ${String(message.id)}`);
-        return false;
+        // Answers are matched on receipt (see `receive`); none reach the queue.
+        this.#receiveAnswer(message);
+        return !this.#abort.signal.aborted;
     }
   }
 

@@ -7,6 +7,7 @@ export {
   type ConnectionProcessorOptions,
   type ConnectionTransport,
   MAX_PENDING_INBOUND_MESSAGES,
+  SERVER_REQUEST_ID_PREFIX,
 } from './connection-processor.ts';
 export {
   DEFAULT_CAPABILITIES,
@@ -45,8 +46,15 @@ export {
   RequestLane,
 } from './request-lanes.ts';
 export {
+  MAX_PENDING_SERVER_REQUESTS,
+  ServerRequests,
+  type ServerRequestsOptions,
+  type ServerResponseOutcome,
+} from './server-requests.ts';
+export {
   type CreateProcessTable,
   DETACHED_SESSION_TTL_MS,
+  type ProcessTableContext,
   type SessionAttachment,
   SessionHandle,
   SessionRegistry,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { RpcError } from '@execd/protocol';
+import { ExecError, RpcError } from '@execd/protocol';
+import type { NetworkPolicyRequester } from '../local/process-network.ts';
 import type { ProcessNotification, ProcessTable } from '../types.ts';
 import { type Logger, NOOP_LOGGER } from './logger.ts';
 import type { ExecServerMetrics, SessionSnapshot } from './metrics.ts';
@@ -17,10 +18,22 @@ export interface SessionAttachment {
   notify(notification: ProcessNotification): void;
   /** Another connection resumed the session after this one detached; abandon in-flight work. */
   evict(): void;
+  /** Asks this connection's client (`network/policyRequest`); absent: the connection cannot ask. */
+  readonly requestNetworkPolicy?: NetworkPolicyRequester | undefined;
+}
+
+/** What a new session's process table is built with. */
+export interface ProcessTableContext {
+  readonly sessionId: string;
+  /**
+   * Asks the client currently attached to the session (`network/policyRequest`); rejects at once
+   * while the session is detached (nobody to answer: the connection is denied, uncached).
+   */
+  readonly requestNetworkPolicy: NetworkPolicyRequester;
 }
 
 /** Builds the process table of a new session. */
-export type CreateProcessTable = (context: { readonly sessionId: string }) => ProcessTable;
+export type CreateProcessTable = (context: ProcessTableContext) => ProcessTable;
 
 /** Options of {@link SessionRegistry}. */
 export interface SessionRegistryOptions {
@@ -144,9 +157,22 @@ export class SessionRegistry implements AsyncDisposable {
     if (this.#closing) throw new RpcError('internal', 'exec-server is shutting down');
     if (resumeSessionId === undefined) {
       const id = randomUUID();
-      const entry = new SessionEntry(
+      let entry: SessionEntry | undefined;
+      const requestNetworkPolicy: NetworkPolicyRequester = (params, options) => {
+        const ask = entry?.current?.requestNetworkPolicy;
+        if (ask === undefined) {
+          return Promise.reject(
+            new ExecError(
+              'transportClosed',
+              `no client is attached to session ${id} to answer network/policyRequest`,
+            ),
+          );
+        }
+        return ask(params, options);
+      };
+      entry = new SessionEntry(
         id,
-        this.#createProcessTable({ sessionId: id }),
+        this.#createProcessTable({ sessionId: id, requestNetworkPolicy }),
         attachment,
         this.#metrics,
       );

@@ -1,5 +1,5 @@
 import { type EnvironmentInfo, ExecError, MAX_FRAME_BYTES } from '@execd/protocol';
-import { LocalProcessTable } from '../local/index.ts';
+import { LocalProcessTable, type LocalProcessTableOptions } from '../local/index.ts';
 import { BearerTokenVerifier } from './auth.ts';
 import { ConnectionProcessor, type ConnectionTransport } from './connection-processor.ts';
 import { localEnvironmentInfo } from './environment-info.ts';
@@ -24,6 +24,11 @@ export interface ExecServerOptions {
   readonly logger?: Logger;
   /** Builds each new session's process table (default a `LocalProcessTable` per session). */
   readonly createProcessTable?: CreateProcessTable;
+  /**
+   * Options of the default per-session `LocalProcessTable` (retention, spawner, the managed
+   * network's resolver and bridge...). Its `network/policyRequest`s go to the session's client.
+   */
+  readonly processTable?: Omit<LocalProcessTableOptions, 'networkPolicyRequester'> | undefined;
   /** How long a detached session waits for a resume (default 30 s). */
   readonly detachedSessionTtlMs?: number;
   /** Interval between WebSocket pings (default 30 s); 0 disables keepalive. */
@@ -102,7 +107,14 @@ export async function startExecServer(options: ExecServerOptions = {}): Promise<
 
   const metrics = new ExecServerMetrics();
   const registry = new SessionRegistry({
-    createProcessTable: options.createProcessTable ?? (() => new LocalProcessTable({ logger })),
+    createProcessTable:
+      options.createProcessTable ??
+      ((context) =>
+        new LocalProcessTable({
+          logger,
+          ...options.processTable,
+          networkPolicyRequester: context.requestNetworkPolicy,
+        })),
     detachedTtlMs,
     logger,
     metrics,

@@ -113,7 +113,9 @@ describe('LocalProcessTable with real children', () => {
       argv: ['sh', '-c', 'for i in 1 2 3 4 5; do printf "$i"; printf "e$i" >&2; done; exit 3'],
     });
     await readAll(table);
-    expect(seen.map((n) => n.params.seq)).toEqual(seen.map((_, index) => index + 1));
+    expect(seen.map((n) => ('seq' in n.params ? n.params.seq : undefined))).toEqual(
+      seen.map((_, index) => index + 1),
+    );
     expect(seen.at(-2)).toMatchObject({
       method: 'process/exited',
       params: { exitCode: 3, sandboxDenied: false },

@@ -65,7 +65,7 @@ describe('seq numbering and close', () => {
     child().exit(7);
     child().endStreams();
     await waitFor(() => notifications.length === 4);
-    expect(notifications.map((n) => [n.method, n.params.seq])).toEqual([
+    expect(notifications.map((n) => [n.method, 'seq' in n.params ? n.params.seq : undefined])).toEqual([
       ['process/output', 1],
       ['process/output', 2],
       ['process/exited', 3],

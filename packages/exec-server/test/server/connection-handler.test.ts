@@ -197,8 +197,8 @@ describe('sessions', () => {
     const b = connect();
     await ready(b.handler, sessionId);
     table.output('p', 'three');
-    expect(a.notifications.map((n) => n.params.seq)).toEqual([1]);
-    expect(b.notifications.map((n) => n.params.seq)).toEqual([3]);
+    expect(a.notifications.map((n) => ('seq' in n.params ? n.params.seq : undefined))).toEqual([1]);
+    expect(b.notifications.map((n) => ('seq' in n.params ? n.params.seq : undefined))).toEqual([3]);
     const read = (await b.handler.handleRequest('process/read', { processId: 'p' })) as { chunks: unknown[] };
     expect(read.chunks).toHaveLength(3);
   });
