@@ -1,0 +1,350 @@
+// The exec-server side by side with the original Codex exec-server, in one run, through the same
+// client (`@execd/exec-server/client`; JSON codec against the original):
+//   (a) process/start of /bin/true until process/closed arrives: median of 200 (interleaved);
+//   (b) one process writing 256 MiB to stdout, streamed to the client: MB/s (+ share delivered);
+//   (c) 200 concurrent `sleep 30`: server RSS and marginal memory per process;
+//   (d) 200 clients x 5 processes streaming at once: aggregate MB/s.
+// The original comes from ../../shared/tools/codex-peer (or CODEX_PEER_BIN, or an npm install
+// into ~/.cache/execd-peers); without it the figures have baseline null. BENCH_QUICK=1: small sizes.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { ExecServerClient } from '@execd/exec-server/client';
+import { emit, figure } from './lib/measure.mjs';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const START_ROUNDS = QUICK ? 20 : 200;
+const STREAM_MIB = QUICK ? 32 : 256;
+const SLEEPERS = QUICK ? 40 : 200;
+const LOAD_CLIENTS = QUICK ? 20 : 200;
+const LOAD_PROCESSES = 5;
+/** `seq 1 LOAD_LINES` per load process: 108,894 bytes. */
+const LOAD_LINES = 20_000;
+const PEER_VERSION = process.env.CODEX_PEER_VERSION ?? '0.169.0';
+
+const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+const EXECD_CLI = join(
+  dirname(require.resolve('@execd/exec-server/package.json')),
+  'dist/cli/execd-server.js',
+);
+const ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };
+const log = (text) => process.stderr.write(`${text}\n`);
+
+/** The original's `codex` executable, installing it once if needed; undefined when unavailable. */
+function peerBinary() {
+  if (process.env.CODEX_PEER_BIN) return process.env.CODEX_PEER_BIN;
+  const script = join(BENCH_DIR, '..', '..', 'shared', 'tools', 'codex-peer');
+  try {
+    if (existsSync(script)) return execFileSync(script, { encoding: 'utf8' }).trim();
+    const dir = join(homedir(), '.cache', 'execd-peers', `codex-${PEER_VERSION}`);
+    const bin = join(dir, 'node_modules', '.bin', 'codex');
+    if (!existsSync(bin)) {
+      mkdirSync(dir, { recursive: true });
+      log(`installing @openai/codex@${PEER_VERSION} into ${dir} (once, about 400 MB)`);
+      execFileSync('npm', ['init', '-y'], { cwd: dir, stdio: 'ignore' });
+      execFileSync('npm', ['install', '--no-audit', '--no-fund', '-E', `@openai/codex@${PEER_VERSION}`], {
+        cwd: dir,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+    }
+    return bin;
+  } catch (error) {
+    log(`original exec-server unavailable: ${error.message}`);
+    return undefined;
+  }
+}
+
+/** Starts a server child, reads its ws:// URL from stdout. */
+async function startServer(name, command, args) {
+  const child = spawn(command, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, RUST_LOG: 'error' },
+  });
+  child.stderr.resume();
+  let stdout = '';
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name}: no URL within 60 s`)), 60_000);
+    child.stdout.on('data', (data) => {
+      stdout += data;
+      const match = /ws:\/\/[^\s]+/.exec(stdout);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[0]);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
+  });
+  child.stdout.resume();
+  return {
+    name,
+    url,
+    child,
+    /** The process that serves: the original's npm launcher runs the native binary as a child. */
+    servingPid() {
+      const native = descendants(child.pid).find((pid) => comm(pid) === 'codex');
+      return native ?? child.pid;
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+function comm(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+function descendants(root) {
+  const children = new Map();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+    } catch {}
+  }
+  const found = [];
+  for (let queue = [root]; queue.length > 0; ) {
+    for (const child of children.get(queue.shift()) ?? []) {
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
+}
+
+function rssBytes(pid) {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(match[1]) * 1024;
+}
+
+function params(processId, argv) {
+  return {
+    processId,
+    argv,
+    cwd: 'file:///tmp',
+    env: ENV,
+    tty: false,
+    pipeStdin: false,
+    enforceManagedNetwork: false,
+  };
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+/** Follows a process to `closed`; counts output bytes, skipping (and counting) retention gaps. */
+async function drain(proc) {
+  let bytes = 0;
+  let gaps = 0;
+  let afterSeq;
+  for (;;) {
+    try {
+      for await (const event of proc.events(afterSeq === undefined ? {} : { afterSeq })) {
+        afterSeq = event.seq;
+        if (event.type === 'output') bytes += event.chunk.byteLength;
+        if (event.type === 'failed') throw new Error(event.message);
+      }
+      return { bytes, gaps };
+    } catch (error) {
+      if (error?.code !== 'outputGap') throw error;
+      gaps += 1;
+      afterSeq = error.firstRetainedSeq - 1;
+    }
+  }
+}
+
+/** (a) start -> closed latency of /bin/true, interleaved across the targets. */
+async function startLatency(targets) {
+  const samples = new Map(targets.map((target) => [target.label, []]));
+  for (let round = -10; round < START_ROUNDS; round++) {
+    for (const target of targets) {
+      const started = performance.now();
+      const proc = await target.client.start(params(`true-${target.label}-${round}`, ['/bin/true']));
+      await drain(proc);
+      if (round >= 0) samples.get(target.label).push(performance.now() - started);
+    }
+  }
+  return new Map([...samples].map(([label, values]) => [label, median(values)]));
+}
+
+/** (b) one process writing STREAM_MIB MiB (a random 1 MiB block, repeated) as fast as it can. */
+async function streamThroughput(target) {
+  const script = `const b = require('crypto').randomBytes(1 << 20); let n = ${STREAM_MIB};
+    const w = () => { while (n > 0) { n--; if (!process.stdout.write(b)) return process.stdout.once('drain', w); } }; w();`;
+  const started = performance.now();
+  const proc = await target.client.start(params(`stream-${target.label}`, [process.execPath, '-e', script]));
+  const { bytes, gaps } = await drain(proc);
+  const seconds = (performance.now() - started) / 1000;
+  return { mbPerSecond: bytes / 1e6 / seconds, delivered: bytes / (STREAM_MIB * 2 ** 20), gaps };
+}
+
+/**
+ * (c) RSS of a fresh server's serving process with SLEEPERS `sleep 30` children, and the marginal
+ * memory per process against the same server idle (connected, one process run to warm it up).
+ */
+async function sleeperMemory(start, codec) {
+  const server = await start();
+  try {
+    const client = await ExecServerClient.connect({ url: server.url, codec });
+    await drain(await client.start(params('warm', ['/bin/true'])));
+    await sleep(1_000);
+    const pid = server.servingPid();
+    const idle = rssBytes(pid);
+    const procs = [];
+    for (let i = 0; i < SLEEPERS; i++) procs.push(await client.start(params(`sleep-${i}`, ['sleep', '30'])));
+    await sleep(1_000);
+    const loaded = rssBytes(pid);
+    await Promise.allSettled(procs.map((proc) => proc.terminate()));
+    await client.close();
+    return { idle, loaded, perProcess: (loaded - idle) / SLEEPERS };
+  } finally {
+    await server.stop();
+  }
+}
+
+/** (d) LOAD_CLIENTS clients, LOAD_PROCESSES `seq` processes each, all at once. */
+async function loadThroughput(url, codec) {
+  const clients = await Promise.all(
+    Array.from({ length: LOAD_CLIENTS }, () =>
+      ExecServerClient.connect({ url, codec, clientName: 'bench-load' }),
+    ),
+  );
+  const started = performance.now();
+  const totals = await Promise.all(
+    clients.flatMap((client, c) =>
+      Array.from({ length: LOAD_PROCESSES }, async (_, p) => {
+        const proc = await client.start(params(`load-${c}-${p}`, ['seq', '1', String(LOAD_LINES)]));
+        return (await drain(proc)).bytes;
+      }),
+    ),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await Promise.all(clients.map((client) => client.close()));
+  return totals.reduce((sum, n) => sum + n, 0) / 1e6 / seconds;
+}
+
+const peerBin = peerBinary();
+const servers = [];
+try {
+  const startExecd = () =>
+    startServer('execd', process.execPath, [
+      EXECD_CLI,
+      '--listen',
+      'ws://127.0.0.1:0',
+      '--log-level',
+      'warn',
+    ]);
+  const startPeer = () => startServer('original', peerBin, ['exec-server', '--listen', 'ws://127.0.0.1:0']);
+  const execd = await startExecd();
+  servers.push(execd);
+  const peer = peerBin
+    ? await startPeer().catch((error) => {
+        log(`original exec-server did not start: ${error.message}`);
+        return undefined;
+      })
+    : undefined;
+  if (peer) servers.push(peer);
+
+  const targets = [
+    { label: 'msgpack', client: await ExecServerClient.connect({ url: execd.url, codec: 'msgpack' }) },
+    { label: 'json', client: await ExecServerClient.connect({ url: execd.url, codec: 'json' }) },
+  ];
+  if (peer)
+    targets.push({
+      label: 'original',
+      client: await ExecServerClient.connect({ url: peer.url, codec: 'json' }),
+    });
+  const baseline = (value) =>
+    peer ? { baseline: value, baselineName: `original exec-server ${PEER_VERSION} (json)` } : {};
+
+  log(`(a) start latency, ${START_ROUNDS} rounds`);
+  const latency = await startLatency(targets);
+  log(`(b) ${STREAM_MIB} MiB stream`);
+  const stream = {};
+  for (const target of targets) stream[target.label] = await streamThroughput(target);
+  log(`(c) ${SLEEPERS} sleepers`);
+  for (const target of targets) await target.client.close();
+  const memory = { execd: await sleeperMemory(startExecd, 'msgpack') };
+  if (peer) memory.original = await sleeperMemory(startPeer, 'json');
+  log(`(d) load, ${LOAD_CLIENTS} clients x ${LOAD_PROCESSES}`);
+  const load = {
+    msgpack: await loadThroughput(execd.url, 'msgpack'),
+    json: await loadThroughput(execd.url, 'json'),
+  };
+  if (peer) load.original = await loadThroughput(peer.url, 'json');
+  log(JSON.stringify({ latency: Object.fromEntries(latency), stream, memory, load }));
+
+  const mib = (bytes) => bytes / 2 ** 20;
+  const figures = [];
+  for (const codec of ['msgpack', 'json']) {
+    figures.push(
+      figure({
+        figure: `process/start of /bin/true until process/closed, median of ${START_ROUNDS} (execd ${codec})`,
+        execd: latency.get(codec),
+        unit: 'ms',
+        ...baseline(latency.get('original')),
+      }),
+    );
+  }
+  for (const codec of ['msgpack', 'json']) {
+    figures.push(
+      figure({
+        figure: `one process writing ${STREAM_MIB} MiB to stdout, streamed to a client (execd ${codec})`,
+        execd: stream[codec].mbPerSecond,
+        unit: 'MB/s',
+        ...baseline(stream.original?.mbPerSecond),
+      }),
+      figure({
+        figure: `share of the ${STREAM_MIB} MiB the client received (execd ${codec}; the rest fell out of retention)`,
+        execd: stream[codec].delivered * 100,
+        unit: '%',
+        ...baseline(stream.original ? stream.original.delivered * 100 : undefined),
+      }),
+    );
+  }
+  figures.push(
+    figure({
+      figure: `server RSS with ${SLEEPERS} concurrent \`sleep 30\``,
+      execd: mib(memory.execd.loaded),
+      unit: 'MiB',
+      ...baseline(memory.original ? mib(memory.original.loaded) : undefined),
+    }),
+    figure({
+      figure: `marginal server memory per running process (${SLEEPERS} \`sleep 30\`)`,
+      execd: memory.execd.perProcess / 1024,
+      unit: 'KiB',
+      ...baseline(memory.original ? memory.original.perProcess / 1024 : undefined),
+    }),
+  );
+  for (const codec of ['msgpack', 'json']) {
+    figures.push(
+      figure({
+        figure: `${LOAD_CLIENTS} clients x ${LOAD_PROCESSES} processes streaming \`seq\` at once, aggregate (execd ${codec})`,
+        execd: load[codec],
+        unit: 'MB/s',
+        ...baseline(load.original),
+      }),
+    );
+  }
+  emit('exec-server vs the original Codex exec-server', figures);
+} finally {
+  for (const server of servers) await server.stop();
+}
