@@ -8,6 +8,7 @@ import WebSocket from 'ws';
 import { CliServer } from './helpers/cli-server.ts';
 import { collect, execParams } from './helpers/exec.ts';
 import { type FuzzFrame, handshakeFrames, nextFuzzFrame } from './helpers/fuzz-frames.ts';
+import { metricValue } from './helpers/in-process-server.ts';
 import { rssBytes } from './helpers/procfs.ts';
 import { Rng } from './helpers/rng.ts';
 import { stressSize } from './helpers/stress.ts';
@@ -134,6 +135,8 @@ describe(`fuzz: ${FRAMES} frames, both codecs (seed ${SEED})`, () => {
     const rssStart = rssBytes(server.pid);
     let rssPeak = rssStart;
     const rssSamples: number[] = [];
+    const heapSamples: number[] = [];
+    const detachedSamples: number[] = [];
 
     const rng = new Rng(SEED);
     const kinds = new Map<string, number>();
@@ -163,6 +166,9 @@ describe(`fuzz: ${FRAMES} frames, both codecs (seed ${SEED})`, () => {
           const rss = rssBytes(server.pid);
           rssSamples.push(rss);
           rssPeak = Math.max(rssPeak, rss);
+          const metrics = await (await fetch(`${server.httpUrl}/metrics`)).text();
+          heapSamples.push(metricValue(metrics, 'nodejs_heap_size_used_bytes'));
+          detachedSamples.push(metricValue(metrics, 'execd_sessions', { state: 'detached' }));
           // The healthy stream advanced since the last check (deadline-bounded, not timed).
           const before = bytesAtCheck;
           await waitFor(() => streamedBytes > before, {
@@ -202,7 +208,7 @@ describe(`fuzz: ${FRAMES} frames, both codecs (seed ${SEED})`, () => {
     expect(numbers.every((value, index) => value === index + 1)).toBe(true);
     expect(result.closed).toBe(true);
     console.log(
-      `fuzz seed ${SEED}: ${sent} frames over ${reconnects} connections, rss ${(rssStart / 2 ** 20).toFixed(0)} -> peak ${(rssPeak / 2 ** 20).toFixed(0)} MiB, healthy lines ${numbers.length}, rss trace ${rssSamples.map((rss) => Math.round(rss / 2 ** 20)).join(',')} MiB, kinds ${JSON.stringify(Object.fromEntries(kinds))}`,
+      `fuzz seed ${SEED}: ${sent} frames over ${reconnects} connections, rss ${(rssStart / 2 ** 20).toFixed(0)} -> peak ${(rssPeak / 2 ** 20).toFixed(0)} MiB, healthy lines ${numbers.length}, rss trace ${rssSamples.map((rss) => Math.round(rss / 2 ** 20)).join(',')} MiB, heap trace ${heapSamples.map((heap) => Math.round(heap / 2 ** 20)).join(',')} MiB, detached sessions ${detachedSamples.join(',')}, kinds ${JSON.stringify(Object.fromEntries(kinds))}`,
     );
   });
 });
