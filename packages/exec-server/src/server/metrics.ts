@@ -159,6 +159,14 @@ export class ExecServerMetrics {
       },
     });
     new Gauge({
+      name: 'nodejs_heap_size_used_bytes',
+      help: 'V8 heap in use by the exec-server process, in bytes.',
+      registers,
+      collect() {
+        this.set(process.memoryUsage().heapUsed);
+      },
+    });
+    new Gauge({
       name: 'process_open_fds',
       help: 'Open file descriptors of the exec-server process (Linux).',
       registers,
