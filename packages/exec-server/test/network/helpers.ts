@@ -1,0 +1,104 @@
+// Helpers of the managed-network (`proxied`) tests: local origin servers, requests through a
+// proxy's Unix socket, and checks that no proxy listener or bridge process is left behind.
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createStaticResolver, type NetworkResolver } from '@execd/network-proxy';
+import { fromUtf8 } from '@execd/protocol';
+import { waitFor } from '../helpers/wait-for.ts';
+
+/** An HTTP server on 127.0.0.1:0 answering `hello <Host><path>`. */
+export interface Origin extends AsyncDisposable {
+  readonly port: number;
+  /** Requests served so far. */
+  readonly requests: () => number;
+  close(): Promise<void>;
+}
+
+/** Starts an {@link Origin}. */
+export async function startOrigin(): Promise<Origin> {
+  let requests = 0;
+  const server: Server = createServer((req, res) => {
+    requests++;
+    res.end(`hello ${req.headers.host}${req.url}`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const close = async (): Promise<void> => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return {
+    port: (server.address() as AddressInfo).port,
+    requests: () => requests,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+/** Maps the test names to 127.0.0.1 (like `--add-host`); the real network is never used. */
+export const TEST_RESOLVER: NetworkResolver = createStaticResolver({
+  'allowed.test': '127.0.0.1',
+  'denied.test': '127.0.0.1',
+  'ask.test': '127.0.0.1',
+  'unknown.test': '127.0.0.1',
+});
+
+/** The answer to one request sent through a proxy. */
+export interface ProxiedResponse {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/** `GET url` through the HTTP proxy listening on `socketPath` (what a command's curl does). */
+export function getThroughProxy(socketPath: string, url: string): Promise<ProxiedResponse> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const req = request({ socketPath, method: 'GET', path: url, headers: { host: target.host } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: fromUtf8(Buffer.concat(chunks)) }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Listening Unix-socket servers of this process (each proxy has two). */
+export function listeningPipes(): number {
+  return process.getActiveResourcesInfo().filter((name) => name === 'PipeServerWrap').length;
+}
+
+/** Command lines of this process's live children (the bridge runs `node .../bridge.js`). */
+export function childCommandLines(): string[] {
+  const lines: string[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) !== process.pid || fields[0] === 'Z') continue;
+      lines.push(readFileSync(`/proc/${entry}/cmdline`, 'latin1').replaceAll('\0', ' ').trim());
+    } catch {
+      // The process went away while we looked.
+    }
+  }
+  return lines;
+}
+
+/** Waits (bounded) until no bridge process and no proxy listener of this process is left. */
+export async function expectNoNetworkLeftovers(pipesBefore: number): Promise<void> {
+  const bridges = (): string[] => childCommandLines().filter((line) => line.includes('bridge'));
+  try {
+    await waitFor(() => bridges().length === 0 && listeningPipes() <= pipesBefore, {
+      what: 'bridges and proxy listeners to go away',
+    });
+  } catch (error) {
+    throw new Error(`left behind: bridges [${bridges().join('; ')}], listeners ${listeningPipes()}`, {
+      cause: error,
+    });
+  }
+}
