@@ -104,10 +104,10 @@ describe('proxied network under bubblewrap', () => {
     try {
       const port = origin.port;
       const script = [
-        `curl -sS --max-time 20 http://allowed.test:${port}/in; echo; echo allowed=$?`,
-        `curl -sS --max-time 20 http://denied.test:${port}/no; echo; echo denied=$?`,
-        `curl -sS --max-time 20 -x "$ALL_PROXY" http://allowed.test:${port}/socks; echo; echo socks=$?`,
-        `curl -sS --max-time 20 http://127.0.0.1:${port}/mirror; echo; echo mirror=$?`,
+        `curl -sS --max-time 20 http://allowed.test:${port}/in; c=$?; echo; echo allowed=$c`,
+        `curl -sS --max-time 20 http://denied.test:${port}/no; c=$?; echo; echo denied=$c`,
+        `curl -sS --max-time 20 -x "$ALL_PROXY" http://allowed.test:${port}/socks; c=$?; echo; echo socks=$c`,
+        `curl -sS --max-time 20 http://127.0.0.1:${port}/mirror; c=$?; echo; echo mirror=$c`,
         `curl -sS --noproxy '*' --max-time 10 http://127.0.0.1:${elsewhere.port}/bypass; echo bypass=$?`,
         `curl -sS --noproxy '*' --max-time 10 http://allowed.test:${port}/dns; echo dns=$?`,
         'echo active=$CODEX_NETWORK_PROXY_ACTIVE',
