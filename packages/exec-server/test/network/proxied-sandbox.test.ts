@@ -159,6 +159,17 @@ describe('process/start with network: proxied', () => {
     }
   });
 
+  test('a proxied process is never run unconfined: no sandbox selected is -32602', async () => {
+    const { table } = newTable();
+    const params = proxiedParams('p4', 'true', {
+      sandbox: { profile: 'workspace-write', network: 'proxied', mode: 'forbid' },
+    });
+    const error = await table.start(params).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'invalidParams' });
+    expect((error as Error).message).toMatch(/^sandbox is not available on this exec-server host: /);
+    expect(table.list().processes).toEqual([]);
+  });
+
   test('full and off are unchanged: no proxy, no bridge', async () => {
     const { table, notifications } = newTable();
     const script = `curl -sS --max-time 10 http://127.0.0.1:${origin.port}/direct 2>&1; c=$?; echo; echo code=$c; echo proxy=\${HTTP_PROXY-unset}`;
