@@ -2,6 +2,7 @@ import type { NetworkBridge, NetworkProxy, StartBridgeOptions } from '@execd/net
 import { spawnWithManagedNetwork } from '@execd/network-proxy';
 import type { SandboxType } from '@execd/protocol';
 import { type Logger, type SpawnedProcess, spawnPipe, spawnPty } from '@execd/pty-utils';
+import { splitSeccompLauncher, withSeccompLauncher } from './linux/wrapper.ts';
 import { prepareSandboxCommand, type SandboxSelection } from './prepare.ts';
 
 /** The managed network of a `proxied` command: its proxy, and how to start the bridge to it. */
@@ -101,15 +102,18 @@ export async function spawnProcess(request: SpawnRequest): Promise<SpawnResult> 
   if (!prepared.proxyRouted || managed === undefined) {
     return { process: await spawn(prepared.argv, prepared.env), sandboxType: prepared.sandboxType };
   }
+  // `launcher nsenter ... -- bwrap ...`: the launcher opens the seccomp filter outside the bridge's
+  // namespaces (a user-namespace bridge could not open it), nsenter passes fd 9 on to bwrap.
+  const launcher = splitSeccompLauncher(prepared.argv);
   const routed = await spawnWithManagedNetwork({
-    argv: prepared.argv,
+    argv: launcher?.command ?? prepared.argv,
     env: prepared.env,
     proxy: managed.proxy,
     bridge: { logger: request.logger, ...managed.bridge },
     // The bridge stays up until the command's output has ended, not just until it exited: a
     // descendant still holding its pipes may still be using the network.
     spawn: async ({ argv, env }) => {
-      const child = await spawn(argv, env);
+      const child = await spawn(launcher ? withSeccompLauncher(launcher.filterPath, argv) : argv, env);
       return { child, exited: child.closed };
     },
   });

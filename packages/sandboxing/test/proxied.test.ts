@@ -232,6 +232,25 @@ describe('proxied network under bubblewrap', () => {
     expect(origin.requests()).toBe(0);
   });
 
+  test('a user-namespace bridge (what a non-root executor gets) works too', async () => {
+    using ws = tempDir();
+    const result = await spawnProcess({
+      command: ['/bin/bash', '-c', `curl -sS --max-time 20 http://allowed.test:${origin.port}/userns`],
+      cwd: ws.path,
+      env: childEnv(),
+      sandbox: sandboxFromContext({ profile: 'workspace-write', network: 'proxied' }, ws.path, { env: {} }),
+      tty: false,
+      stdinOpen: false,
+      managedNetwork: { proxy, bridge: { userNamespace: true } },
+    });
+    await using child = result.process;
+    let text = '';
+    for await (const chunk of child.output()) text += Buffer.from(chunk.bytes);
+    expect((await child.closed).exitCode, text).toBe(0);
+    expect(text).toBe(`hello allowed.test:${origin.port}/userns`);
+    await result.network?.closed;
+  });
+
   test('a PTY command is proxied too, and its bridge goes away with it', async () => {
     using ws = tempDir();
     const result = await spawnProcess({

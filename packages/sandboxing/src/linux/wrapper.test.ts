@@ -1,5 +1,11 @@
 import { expect, test } from 'vitest';
-import { LAUNCHER_SHELL, SECCOMP_FD, splitLauncherEnv, withSeccompLauncher } from './wrapper.ts';
+import {
+  LAUNCHER_SHELL,
+  SECCOMP_FD,
+  splitLauncherEnv,
+  splitSeccompLauncher,
+  withSeccompLauncher,
+} from './wrapper.ts';
 
 test('the launcher opens the filter on fd 9 and execs the bubblewrap argv unchanged', () => {
   expect(withSeccompLauncher('/proc/1/fd/7', ['/usr/bin/bwrap', '--', 'echo', "it's"])).toEqual([
@@ -42,4 +48,14 @@ test('shell-startup variables are kept from the launcher and restored with --set
     'BASH_FUNC_exec%%',
     '() { :; }',
   ]);
+});
+
+test('splitSeccompLauncher undoes the launcher, and only the launcher', () => {
+  const argv = withSeccompLauncher('/proc/1/fd/7', ['/usr/bin/bwrap', '--', 'true']);
+  expect(splitSeccompLauncher(argv)).toEqual({
+    filterPath: '/proc/1/fd/7',
+    command: ['/usr/bin/bwrap', '--', 'true'],
+  });
+  expect(splitSeccompLauncher(['/usr/bin/bwrap', '--', 'true'])).toBeUndefined();
+  expect(splitSeccompLauncher([LAUNCHER_SHELL, '-c', 'echo hi', 'x'])).toBeUndefined();
 });

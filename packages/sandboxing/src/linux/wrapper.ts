@@ -17,6 +17,21 @@ export function withSeccompLauncher(filterPath: string, bwrapArgv: readonly stri
 }
 
 /**
+ * Undoes {@link withSeccompLauncher}: the filter path and the wrapped argv, or undefined when
+ * `argv` does not start with the launcher. The managed network puts its `nsenter` between the
+ * two: the launcher must open the filter in the executor's own namespaces (from a user namespace,
+ * `/proc/<executor>/fd/N` cannot be opened), then fd 9 is inherited through `nsenter` by bwrap.
+ */
+export function splitSeccompLauncher(
+  argv: readonly string[],
+): { readonly filterPath: string; readonly command: string[] } | undefined {
+  const [shell, flag, script, filterPath, ...command] = argv;
+  if (shell !== LAUNCHER_SHELL || flag !== '-c' || script !== LAUNCHER_SCRIPT || filterPath === undefined)
+    return undefined;
+  return { filterPath, command };
+}
+
+/**
  * Variables a shell acts on at startup (bash as `sh`: SHELLOPTS with a PS4 command
  * substitution, exported functions; ash/dash: ENV when interactive). The launcher runs outside
  * the sandbox, so it never sees them; bubblewrap hands them to the command with `--setenv`.
