@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExecServerClient } from '@execd/exec-server/client';
 import { FaultProxy } from '@execd/exec-server/testing';
+import { ExecError } from '@execd/protocol';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CliServer } from './helpers/cli-server.ts';
 import { type Collected, childEnv, collect, execParams, isContiguousFromOne } from './helpers/exec.ts';
@@ -21,6 +22,9 @@ const CHUNK_BYTES = 4096;
 /** Between chunks: spreads each process's output over a few seconds, so faults land mid-stream. */
 const CHUNK_INTERVAL_MS = 30;
 const WRITES = 20;
+/** A start cut off by a fault is started again (under a new id) at most this many times. */
+const MAX_START_ATTEMPTS = 10;
+let startRetries = 0;
 const SEED = Number(process.env.EXECD_CHAOS_SEED ?? Date.now() % 2 ** 31);
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'stream-writer.mjs');
 
@@ -46,27 +50,54 @@ interface Outcome {
 }
 
 /** Runs one process: streams its output while writing `w0..w19` then `END` to its stdin. */
-async function runOne(
-  client: ExecServerClient,
-  codec: string,
-  processId: string,
-  rng: Rng,
-): Promise<Outcome> {
-  const proc = await client.start(
-    execParams({
-      processId,
-      argv: [process.execPath, FIXTURE, String(OUTPUT_BYTES), String(CHUNK_BYTES), String(CHUNK_INTERVAL_MS)],
-      env: childEnv(),
-      pipeStdin: true,
-    }),
-  );
-  const following = collect(proc);
+async function runOne(client: ExecServerClient, codec: string, name: string, rng: Rng): Promise<Outcome> {
+  // A start cut off by a lost connection is not retried by the client (documented: it rejects
+  // with a TransportClosedError and terminates that id once the session is resumed), so the
+  // caller starts again under a new id, as an application would.
+  let proc: Awaited<ReturnType<ExecServerClient['start']>> | undefined;
+  let processId = name;
+  for (let attempt = 1; proc === undefined; attempt++) {
+    try {
+      proc = await client.start(
+        execParams({
+          processId,
+          argv: [
+            process.execPath,
+            FIXTURE,
+            String(OUTPUT_BYTES),
+            String(CHUNK_BYTES),
+            String(CHUNK_INTERVAL_MS),
+          ],
+          env: childEnv(),
+          pipeStdin: true,
+        }),
+      );
+    } catch (error) {
+      if (!ExecError.is(error) || error.code !== 'transportClosed' || attempt >= MAX_START_ATTEMPTS) {
+        throw new Error(`${processId}: start failed (attempt ${attempt})`, { cause: error });
+      }
+      startRetries += 1;
+      processId = `${name}-retry${attempt}`;
+    }
+  }
+  const following = collect(proc).catch((error) => {
+    throw new Error(`${processId}: following the events failed`, { cause: error });
+  });
   const encoder = new TextEncoder();
+  const write = async (line: string): Promise<void> => {
+    let status: string;
+    try {
+      status = (await proc.write(encoder.encode(line))).status;
+    } catch (error) {
+      throw new Error(`${processId}: write ${JSON.stringify(line)} failed`, { cause: error });
+    }
+    expect(status, `${processId}: write ${JSON.stringify(line)}`).toBe('accepted');
+  };
   for (let i = 0; i < WRITES; i++) {
     await sleep(20 + rng.int(80));
-    expect((await proc.write(encoder.encode(`w${i}\n`))).status).toBe('accepted');
+    await write(`w${i}\n`);
   }
-  expect((await proc.write(encoder.encode('END\n'))).status).toBe('accepted');
+  await write('END\n');
   return { processId, codec, result: await following };
 }
 
@@ -120,7 +151,11 @@ describe(`chaos: ${PROCESSES} processes over ${CLIENTS} clients, both codecs (se
     const rng = new Rng(SEED);
     for (let i = 0; i < CLIENTS; i++) {
       const codec = i % 2 === 0 ? 'msgpack' : 'json';
-      clients.push(await ExecServerClient.connect({ url: proxy.url, codec, clientName: `chaos-${i}` }));
+      clients.push(
+        await ExecServerClient.connect({ url: proxy.url, codec, clientName: `chaos-${i}` }).catch((error) => {
+          throw new Error(`client ${i}: connect failed`, { cause: error });
+        }),
+      );
     }
     const stop = new AbortController();
     const faults = injectFaults(new Rng(SEED + 1), stop.signal);
@@ -156,7 +191,7 @@ describe(`chaos: ${PROCESSES} processes over ${CLIENTS} clients, both codecs (se
     }
     const total = Object.values(injected).reduce((sum, n) => sum + n, 0);
     console.log(
-      `chaos seed ${SEED}: ${outcomes.length} processes, ${total} faults ${JSON.stringify(injected)}, proxy ${JSON.stringify(proxy.stats)}`,
+      `chaos seed ${SEED}: ${outcomes.length} processes (${startRetries} starts retried), ${total} faults ${JSON.stringify(injected)}, proxy ${JSON.stringify(proxy.stats)}`,
     );
     expect(total).toBeGreaterThan(0);
     expect(proxy.stats.accepted).toBeGreaterThan(CLIENTS);
