@@ -10,6 +10,8 @@ export default defineConfig({
     exclude: ['**/node_modules/**'],
     pool: 'forks',
     fileParallelism: false,
+    // Fails a file that leaves a child process or a socket behind.
+    setupFiles: ['./helpers/no-leftovers.ts'],
     testTimeout: FULL ? 3_600_000 : 180_000,
     hookTimeout: FULL ? 600_000 : 60_000,
     teardownTimeout: 60_000,
