@@ -1,4 +1,4 @@
-import type { NetworkPolicyDecisionNotification } from '@execd/protocol';
+import type { NetworkPolicyDecisionNotification, NetworkRequestProtocol } from '@execd/protocol';
 
 /** How the command reached the proxy: plain HTTP forward, HTTP `CONNECT` (usually HTTPS) or SOCKS5 `CONNECT`. */
 export type NetworkProtocol = 'http' | 'https' | 'socks5';
@@ -58,15 +58,31 @@ export interface NetworkDenial extends NetworkRequestInfo {
   readonly timestampMs: number;
 }
 
-/** Maps a decision record to the `network/policyDecision` notification params for `processId`. */
+/**
+ * The wire name of a proxy protocol (the original's snake_case names): `http` stays `http`, an
+ * HTTP `CONNECT` tunnel is `https_connect`, a SOCKS5 `CONNECT` is `socks5_tcp`.
+ */
+export function toWireProtocol(protocol: NetworkProtocol): NetworkRequestProtocol {
+  if (protocol === 'https') return 'https_connect';
+  if (protocol === 'socks5') return 'socks5_tcp';
+  return 'http';
+}
+
+/**
+ * Maps a decision record to the `network/policyDecision` notification params for `processId`:
+ * the protocol in its wire name, the denial `reason` (absent when allowed) and the decision's
+ * time as RFC 3339 UTC.
+ */
 export function toPolicyDecisionNotification(
   processId: string,
   record: NetworkDecisionRecord,
 ): NetworkPolicyDecisionNotification {
   return {
     processId,
-    request: { protocol: record.protocol, host: record.host, port: record.port },
+    request: { protocol: toWireProtocol(record.protocol), host: record.host, port: record.port },
     decision: record.decision,
     rule: record.rule,
+    ...(record.reason === undefined ? {} : { reason: record.reason }),
+    timestamp: new Date(record.timestampMs).toISOString(),
   };
 }
