@@ -114,7 +114,11 @@ export function processOrphanGuard(): OrphanGuard {
 
 /**
  * Wraps a spawned child so that its process group is guarded by {@link processOrphanGuard} from
- * now until `close()` has reaped it (the group may outlive the leader's exit until then).
+ * now until `close()` has reaped it (the group may outlive the leader's exit until then). Limits:
+ * a child that moves itself into a new session of its own (`setsid` in a pipe child) is beyond
+ * reach, as it is for `process/terminate`; and a group id released by the kernel but not yet by
+ * `close()` (up to the 30 s retention) could, after a pid wrap-around, name someone else's group
+ * at the moment the server dies.
  */
 export function guardAgainstOrphans(
   child: SpawnedProcess,
