@@ -24,6 +24,8 @@ export interface ConnectionHandlerOptions {
   readonly cancelSignal?: AbortSignal;
   /** Sends `network/policyRequest` to this connection's client (for the attached session's processes). */
   readonly requestNetworkPolicy?: NetworkPolicyRequester | undefined;
+  /** Pings this connection's peer and drops the connection without an answer in time (resume check). */
+  readonly probeLiveness?: ((timeoutMs: number) => void) | undefined;
   readonly logger?: Logger;
 }
 
@@ -64,6 +66,7 @@ export class ConnectionHandler {
       notify: options.notify,
       evict: () => this.#cancel.abort(new RpcError('invalidRequest', RESUMED_ELSEWHERE)),
       requestNetworkPolicy: options.requestNetworkPolicy,
+      probeLiveness: options.probeLiveness,
     };
     // Every in-flight long-poll of the connection listens on this one signal (up to 2N at once).
     setMaxListeners(0, this.#cancel.signal);

@@ -44,6 +44,11 @@ export interface ConnectionTransport {
   /** Stops/restarts reading inbound frames (backpressure). */
   pauseReading(): void;
   resumeReading(): void;
+  /**
+   * Checks that the peer is still there and ends the connection unless it answers within
+   * `timeoutMs` (another connection wants its session). Absent: the transport cannot tell.
+   */
+  probeLiveness?(timeoutMs: number): void;
 }
 
 /** Options of {@link ConnectionProcessor}. */
@@ -109,6 +114,9 @@ export class ConnectionProcessor {
       registry: options.registry,
       cancelSignal: signal,
       requestNetworkPolicy: (params, { cancelSignal }) => this.#requestNetworkPolicy(params, cancelSignal),
+      probeLiveness: (timeoutMs) => {
+        if (!signal.aborted) this.#transport.probeLiveness?.(timeoutMs);
+      },
       environmentInfo: options.environmentInfo,
       logger: this.#logger,
       notify: (notification) => {

@@ -55,6 +55,7 @@ export {
   type CreateProcessTable,
   DETACHED_SESSION_TTL_MS,
   type ProcessTableContext,
+  RESUME_LIVENESS_TIMEOUT_MS,
   type SessionAttachment,
   SessionHandle,
   SessionRegistry,

@@ -12,6 +12,16 @@ import type { ExecServerMetrics, SessionSnapshot } from './metrics.ts';
  */
 export const DETACHED_SESSION_TTL_MS = 30_000;
 
+/**
+ * How long the connection holding a session has to answer a ping once another connection asks to
+ * resume that session, before it is judged dead and dropped. A connection cut without a FIN would
+ * otherwise pin its session until the keepalive notices (3 x 30 s), past the client's 25 s
+ * recovery window. A live peer answers a ping within a round trip; 2 s leaves room for a loaded
+ * host. The resume itself is still refused (-32010, as the original); the client's next attempt
+ * then finds the session detached.
+ */
+export const RESUME_LIVENESS_TIMEOUT_MS = 2_000;
+
 /** The connection side of an attachment: where notifications go, and how it learns it lost the session. */
 export interface SessionAttachment {
   /** Receives every notification of the session's processes while this attachment is current. */
@@ -20,6 +30,11 @@ export interface SessionAttachment {
   evict(): void;
   /** Asks this connection's client (`network/policyRequest`); absent: the connection cannot ask. */
   readonly requestNetworkPolicy?: NetworkPolicyRequester | undefined;
+  /**
+   * Checks that this connection's peer is still there (a WebSocket ping) and drops the connection
+   * (which detaches the session) unless it answers within `timeoutMs`. Absent: no check possible.
+   */
+  readonly probeLiveness?: ((timeoutMs: number) => void) | undefined;
 }
 
 /** What a new session's process table is built with. */
@@ -40,6 +55,11 @@ export interface SessionRegistryOptions {
   readonly createProcessTable: CreateProcessTable;
   /** Default {@link DETACHED_SESSION_TTL_MS}. */
   readonly detachedTtlMs?: number;
+  /**
+   * When a resume finds the session attached elsewhere, the holder must answer a ping within this
+   * long or be dropped (default {@link RESUME_LIVENESS_TIMEOUT_MS}; 0 = never check).
+   */
+  readonly resumeLivenessTimeoutMs?: number;
   readonly logger?: Logger;
   /** Counts session events and sandbox denials (default: not counted). */
   readonly metrics?: ExecServerMetrics | undefined;
@@ -112,18 +132,21 @@ export class SessionHandle {
 /**
  * Sessions by id, shared by every connection of a server (spec §2.3). A session is attached to
  * at most one connection; a detached one waits `detachedTtlMs` for a resume, then its processes
- * are terminated and its id forgotten.
+ * are terminated and its id forgotten. A resume that finds the session attached is refused
+ * (-32010) and makes the holding connection prove it is alive (see {@link RESUME_LIVENESS_TIMEOUT_MS}).
  *
  * ```
  *  new ──attach──> attached ──detach──> detached ──TTL──> expired (processes terminated)
- *                     ^                    │
- *                     └───────resume───────┘
+ *                   ^   │                  │
+ *                   │   └─resume: -32010 + liveness ping; no pong: holder dropped ─> detached
+ *                   └───────resume─────────┘
  * ```
  */
 export class SessionRegistry implements AsyncDisposable {
   readonly #sessions = new Map<string, SessionEntry>();
   readonly #createProcessTable: CreateProcessTable;
   readonly #ttlMs: number;
+  readonly #livenessTimeoutMs: number;
   readonly #logger: Logger;
   readonly #pendingShutdowns = new Set<Promise<void>>();
   readonly #metrics: ExecServerMetrics | undefined;
@@ -132,6 +155,7 @@ export class SessionRegistry implements AsyncDisposable {
   constructor(options: SessionRegistryOptions) {
     this.#createProcessTable = options.createProcessTable;
     this.#ttlMs = options.detachedTtlMs ?? DETACHED_SESSION_TTL_MS;
+    this.#livenessTimeoutMs = options.resumeLivenessTimeoutMs ?? RESUME_LIVENESS_TIMEOUT_MS;
     this.#logger = options.logger ?? NOOP_LOGGER;
     this.#metrics = options.metrics;
   }
@@ -190,6 +214,15 @@ export class SessionRegistry implements AsyncDisposable {
       throw new RpcError('invalidRequest', `unknown session id ${resumeSessionId}`);
     }
     if (entry.current) {
+      // Refused as the original; but the holder may be a connection that died without a FIN,
+      // so check it now: if it is dead it is dropped, and the client's next attempt succeeds.
+      if (this.#livenessTimeoutMs > 0 && entry.current.probeLiveness !== undefined) {
+        this.#logger.debug('resume of an attached session; checking the holding connection', {
+          sessionId: entry.id,
+          timeoutMs: this.#livenessTimeoutMs,
+        });
+        entry.current.probeLiveness(this.#livenessTimeoutMs);
+      }
       throw new RpcError(
         'sessionAlreadyAttached',
         `session ${resumeSessionId} is already attached to another connection`,

@@ -8,7 +8,12 @@ import { type Logger, NOOP_LOGGER } from './logger.ts';
 import { ExecServerMetrics } from './metrics.ts';
 import { MAX_QUEUED_NOTIFICATION_BYTES } from './notification-gate.ts';
 import { parseDispatchMode } from './request-lanes.ts';
-import { type CreateProcessTable, DETACHED_SESSION_TTL_MS, SessionRegistry } from './session-registry.ts';
+import {
+  type CreateProcessTable,
+  DETACHED_SESSION_TTL_MS,
+  RESUME_LIVENESS_TIMEOUT_MS,
+  SessionRegistry,
+} from './session-registry.ts';
 import { StdioTransport } from './stdio-transport.ts';
 import { listenWebSocket } from './websocket-listener.ts';
 import { WEBSOCKET_KEEPALIVE_INTERVAL_MS } from './websocket-transport.ts';
@@ -31,6 +36,11 @@ export interface ExecServerOptions {
   readonly processTable?: Omit<LocalProcessTableOptions, 'networkPolicyRequester'> | undefined;
   /** How long a detached session waits for a resume (default 30 s). */
   readonly detachedSessionTtlMs?: number;
+  /**
+   * A resume refused because the session is attached (-32010) pings the holding connection,
+   * which is dropped unless it answers within this long (default 2 s; 0 = no check).
+   */
+  readonly resumeLivenessTimeoutMs?: number;
   /** Interval between WebSocket pings (default 30 s); 0 disables keepalive. */
   readonly keepaliveIntervalMs?: number;
   /** Largest inbound frame or stdio line in bytes (default 64 MiB). */
@@ -96,6 +106,12 @@ export async function startExecServer(options: ExecServerOptions = {}): Promise<
     options.detachedSessionTtlMs,
     DETACHED_SESSION_TTL_MS,
   );
+  const resumeLivenessTimeoutMs = positiveInteger(
+    'resumeLivenessTimeoutMs',
+    options.resumeLivenessTimeoutMs,
+    RESUME_LIVENESS_TIMEOUT_MS,
+    true,
+  );
   const verifier = options.authToken === undefined ? undefined : new BearerTokenVerifier(options.authToken);
   if (target.kind === 'websocket' && !isLoopbackAddress(target.host) && !verifier) {
     throw new ExecError(
@@ -116,6 +132,7 @@ export async function startExecServer(options: ExecServerOptions = {}): Promise<
           networkPolicyRequester: context.requestNetworkPolicy,
         })),
     detachedTtlMs,
+    resumeLivenessTimeoutMs,
     logger,
     metrics,
   });

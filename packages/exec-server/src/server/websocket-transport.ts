@@ -49,6 +49,9 @@ export class WebSocketTransport implements ConnectionTransport {
   #codec: CodecName | undefined;
   #missedPings = 0;
   #paused = false;
+  /** When the peer last sent anything (a frame, a ping or a pong). */
+  #lastHeardMs = performance.now();
+  #probe: NodeJS.Timeout | undefined;
   #processor: ConnectionProcessor | undefined;
 
   constructor(options: WebSocketTransportOptions) {
@@ -70,12 +73,17 @@ export class WebSocketTransport implements ConnectionTransport {
     socket.on('message', (data, isBinary) => this.#onFrame(data, isBinary));
     socket.on('pong', () => {
       this.#missedPings = 0;
+      this.#lastHeardMs = performance.now();
+    });
+    socket.on('ping', () => {
+      this.#lastHeardMs = performance.now();
     });
     socket.on('error', (error) => {
       this.#logger.debug('websocket error', { connection: this.label, error });
     });
     socket.on('close', (code, reason) => {
       if (this.#keepalive) clearInterval(this.#keepalive);
+      clearTimeout(this.#probe);
       processor.disconnected(`websocket closed (${code}${reason.length > 0 ? ` ${reason.toString()}` : ''})`);
     });
   }
@@ -130,6 +138,38 @@ export class WebSocketTransport implements ConnectionTransport {
     this.#socket.resume();
   }
 
+  /**
+   * Pings the peer; unless it sends something (the pong, or any frame) within `timeoutMs`, the
+   * socket is destroyed, which detaches its session. Not dead, whatever the silence: a transport
+   * that stopped reading (the pong is among the unread frames), or a peer that drained part of
+   * our send backlog meanwhile (it is reading, just behind a queue). One probe at a time.
+   */
+  probeLiveness(timeoutMs: number): void {
+    if (this.#probe !== undefined || this.#socket.readyState !== this.#socket.OPEN) return;
+    const startedMs = performance.now();
+    const backlog = this.#socket.bufferedAmount;
+    this.#socket.ping();
+    this.#probe = setTimeout(() => {
+      this.#probe = undefined;
+      if (this.#socket.readyState !== this.#socket.OPEN) return;
+      if (this.#lastHeardMs >= startedMs || this.#paused || this.#socket.bufferedAmount < backlog) {
+        this.#logger.debug('connection passed the liveness check; it keeps its session', {
+          connection: this.label,
+        });
+        return;
+      }
+      this.#logger.warn(
+        'peer did not answer a liveness ping; dropping connection so its session can be resumed',
+        {
+          connection: this.label,
+          timeoutMs,
+        },
+      );
+      this.#socket.terminate();
+    }, timeoutMs);
+    this.#probe.unref();
+  }
+
   /** Closes with `code` (e.g. 1001 on server shutdown). */
   shutdown(code: number, reason: string): void {
     if (
@@ -147,6 +187,7 @@ export class WebSocketTransport implements ConnectionTransport {
 
   #onFrame(data: RawData, isBinary: boolean): void {
     this.#missedPings = 0;
+    this.#lastHeardMs = performance.now();
     const bytes = Array.isArray(data)
       ? Buffer.concat(data)
       : Buffer.isBuffer(data)
