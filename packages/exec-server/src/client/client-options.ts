@@ -11,6 +11,7 @@ import {
   RECOVERY_MAX_DELAY_MS,
   SESSION_RECOVERY_TIMEOUT_MS,
 } from './limits.ts';
+import type { NetworkPolicyDecider, NetworkPolicyDecisionListener } from './network-policy.ts';
 
 /** Options of `ExecServerClient.connect`. Every duration has the original's default. */
 export interface ExecServerClientOptions {
@@ -39,6 +40,14 @@ export interface ExecServerClientOptions {
   readonly gapFillDelayMs?: number | undefined;
   /** Largest inbound frame (default 64 MiB). */
   readonly maxFrameBytes?: number | undefined;
+  /**
+   * Answers the server's `network/policyRequest` for processes started without their own
+   * `networkPolicyDecider`. Absent (and no per-start decider): the client answers -32601 and the
+   * server denies the connection without remembering the answer.
+   */
+  readonly onNetworkPolicyRequest?: NetworkPolicyDecider | undefined;
+  /** Called with every `network/policyDecision` the server pushes (best effort, unsequenced). */
+  readonly onNetworkPolicyDecision?: NetworkPolicyDecisionListener | undefined;
   readonly logger?: Logger | undefined;
 }
 
@@ -59,6 +68,8 @@ export interface ResolvedClientOptions {
   readonly keepaliveIntervalMs: number;
   readonly gapFillDelayMs: number;
   readonly maxFrameBytes: number | undefined;
+  readonly onNetworkPolicyRequest: NetworkPolicyDecider | undefined;
+  readonly onNetworkPolicyDecision: NetworkPolicyDecisionListener | undefined;
   readonly logger: Logger;
 }
 
@@ -108,6 +119,8 @@ export function resolveClientOptions(options: ExecServerClientOptions): Resolved
     ),
     gapFillDelayMs: duration('gapFillDelayMs', options.gapFillDelayMs, GAP_FILL_DELAY_MS),
     maxFrameBytes: options.maxFrameBytes,
+    onNetworkPolicyRequest: options.onNetworkPolicyRequest,
+    onNetworkPolicyDecision: options.onNetworkPolicyDecision,
     logger: options.logger ?? NOOP_LOGGER,
   };
 }

@@ -8,7 +8,6 @@ import {
   type ExecParams,
   type InitializeResponse,
   type ProcessListResponse,
-  RpcError,
   TransportClosedError,
 } from '@execd/protocol';
 import { Emitter } from '../internal/emitter.ts';
@@ -19,11 +18,13 @@ import {
   type ResolvedClientOptions,
   resolveClientOptions,
 } from './client-options.ts';
-import { abortedBy, describeError, isTransportLoss } from './errors.ts';
+import { abortedBy, describeError, isRetryable, isTransportLoss, untilAborted } from './errors.ts';
+import type { RemoteStartOptions } from './network-policy.ts';
+import { NetworkPolicyRouter } from './network-policy-router.ts';
 import { notificationEvent } from './notification-event.ts';
 import { ProcessRouter } from './process-router.ts';
 import { type CallOptions, type ProcessLink, RemoteProcess } from './remote-process.ts';
-import { RpcConnection, UpgradeRefusedError } from './rpc-connection.ts';
+import { RpcConnection } from './rpc-connection.ts';
 
 /**
  * Where a client is:
@@ -34,29 +35,6 @@ import { RpcConnection, UpgradeRefusedError } from './rpc-connection.ts';
  * ```
  */
 export type ClientState = 'ready' | 'recovering' | 'failed' | 'closed';
-
-/** `promise`, or a rejection (an `aborted` ExecError) once `signal` aborts first. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(abortedBy(signal, 'the call'));
-    if (signal.aborted) {
-      onAbort();
-      return;
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
-/** Errors after which another reconnect attempt may succeed. */
-function isRetryable(error: unknown): boolean {
-  // A refused token or origin will not be accepted on the next attempt either.
-  if (error instanceof UpgradeRefusedError) return error.status !== 401 && error.status !== 403;
-  if (isTransportLoss(error)) return true;
-  // The server may not have noticed yet that the old connection is gone.
-  if (RpcError.is(error)) return error.code === 'sessionAlreadyAttached';
-  return ExecError.is(error) && error.code === 'aborted';
-}
 
 /**
  * The exec-server client (the original's `ExecServerClient`): one WebSocket connection, a
@@ -69,6 +47,7 @@ export class ExecServerClient implements AsyncDisposable {
   readonly #options: ResolvedClientOptions;
   readonly #logger: Logger;
   readonly #router: ProcessRouter;
+  readonly #network: NetworkPolicyRouter;
   readonly #inflightStarts = new Set<Promise<unknown>>();
   readonly #orphans = new Set<string>();
   readonly #closed = new AbortController();
@@ -90,6 +69,12 @@ export class ExecServerClient implements AsyncDisposable {
       logger: options.logger,
       gapFillDelayMs: options.gapFillDelayMs,
       readyConnection: () => (this.#state === 'ready' ? this.#conn : undefined),
+    });
+    this.#network = new NetworkPolicyRouter({
+      lookup: (processId) => this.#router.lookup(processId)?.network,
+      decider: options.onNetworkPolicyRequest,
+      onDecision: options.onNetworkPolicyDecision,
+      logger: options.logger,
     });
     this.#link = {
       call: (method, params, callOptions) => this.#call(method, params, callOptions),
@@ -141,11 +126,15 @@ export class ExecServerClient implements AsyncDisposable {
    * `process/start`. Notifications that arrive before the answer are kept. A start cut off by a
    * lost connection is not retried (it rejects with a TransportClosedError); once the session is
    * resumed the client terminates that process id in case the start reached the server.
+   * `options.networkPolicyDecider` answers this process's `network/policyRequest`s.
    */
-  async start(params: ExecParams): Promise<RemoteProcess> {
+  async start(params: ExecParams, options: RemoteStartOptions = {}): Promise<RemoteProcess> {
     const conn = await this.#usableConnection();
     const processId = params.processId;
     const session = this.#router.route(processId);
+    // A duplicate id is refused by the server: never replace a running process's decider.
+    if (!session.started && session.pendingStarts === 0)
+      session.network.decider = options.networkPolicyDecider;
     session.pendingStarts += 1;
     const request = conn.request('process/start', params);
     this.#inflightStarts.add(request);
@@ -234,6 +223,8 @@ export class ExecServerClient implements AsyncDisposable {
       logger: this.#logger,
       cancelSignal: this.#closed.signal,
       onNotification: (method, params) => this.#onNotification(conn, method, params),
+      // Answered on the connection that asked, whichever is current: the server matches the id.
+      onNetworkPolicyRequest: (request, context) => this.#network.decide(request, context),
       onClose: (reason) => this.#onTransportLost(conn, reason),
     });
     if (this.#state === 'closed') {
@@ -304,6 +295,10 @@ export class ExecServerClient implements AsyncDisposable {
 
   #onNotification(conn: RpcConnection | undefined, method: string, params: unknown): void {
     if (conn === undefined || conn !== this.#conn) return;
+    if (method === 'network/policyDecision') {
+      this.#network.accept(params);
+      return;
+    }
     let routed: ReturnType<typeof notificationEvent>;
     try {
       routed = notificationEvent(method, params);

@@ -2,6 +2,7 @@
 // recovery) and the remote ExecBackend.
 
 export type { ExecServerClientOptions } from './client-options.ts';
+export { UpgradeRefusedError } from './errors.ts';
 export { type ClientState, ExecServerClient } from './exec-server-client.ts';
 export {
   CLIENT_EVENT_LOG_MAX_BYTES,
@@ -17,9 +18,18 @@ export {
   MAX_PENDING_PROCESS_EVENTS,
   RECOVERY_INITIAL_DELAY_MS,
   RECOVERY_MAX_DELAY_MS,
+  REMOTE_NETWORK_DENIALS_MAX,
   RESERVED_CLEANUP_CALLS,
   SESSION_RECOVERY_TIMEOUT_MS,
 } from './limits.ts';
+export {
+  DEFAULT_ASK_REASON,
+  DEFAULT_DENY_REASON,
+  type NetworkPolicyAnswer,
+  type NetworkPolicyDecider,
+  type NetworkPolicyDecisionListener,
+  type RemoteStartOptions,
+  toWireDecision,
+} from './network-policy.ts';
 export { RemoteBackend, type RemoteBackendOptions } from './remote-backend.ts';
 export { type CallOptions, RemoteProcess } from './remote-process.ts';
-export { UpgradeRefusedError } from './rpc-connection.ts';

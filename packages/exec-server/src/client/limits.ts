@@ -73,3 +73,9 @@ export const CLIENT_KEEPALIVE_INTERVAL_MS = 15_000;
 
 /** Bounded wait for the server's close frame after we sent ours, before the socket is destroyed. */
 export const CLOSE_HANDSHAKE_TIMEOUT_MS = 1_000;
+
+/**
+ * Network denials a RemoteProcess keeps for `networkDenials()`: the newest 1000, as the server's
+ * proxy keeps for `LocalExecProcess.networkDenials()`.
+ */
+export const REMOTE_NETWORK_DENIALS_MAX = 1000;

@@ -39,6 +39,11 @@ export class ProcessRouter {
     return session;
   }
 
+  /** The session routed under `processId`, if any. */
+  lookup(processId: string): ProcessSession | undefined {
+    return this.#routes.get(processId);
+  }
+
   /** Sessions still expecting events (recovery reads each of them back). */
   live(): ProcessSession[] {
     return [...this.#routes.values()].filter((session) => session.live);
@@ -48,6 +53,8 @@ export class ProcessRouter {
   accept(routed: RoutedEvent): void {
     const session = this.#routes.get(routed.processId);
     if (session === undefined) return;
+    // Decisions still pending for a process that closed are no longer wanted.
+    if (routed.event.type === 'closed') session.network.end(`process ${session.processId} closed`);
     session.accept(routed.event);
     this.settle(session);
   }
@@ -82,6 +89,7 @@ export class ProcessRouter {
   /** Removes a session from the routes (if it is still the routed one). */
   unroute(session: ProcessSession): void {
     if (this.#routes.get(session.processId) === session) this.#routes.delete(session.processId);
+    session.network.end(`process ${session.processId} is no longer followed`);
     this.#cancelFill(session);
   }
 

@@ -8,6 +8,7 @@ import {
   MAX_PENDING_PROCESS_EVENTS,
 } from './limits.ts';
 import { planReadMerge } from './read-merge.ts';
+import { RemoteProcessNetwork } from './remote-network.ts';
 
 /** Limits of one session's buffers (defaults: the original client's). */
 export interface ProcessSessionLimits {
@@ -46,6 +47,8 @@ export class ProcessSession {
   /** Published events, for replay; woken on every change via `changed`. */
   readonly log: EventLog;
   readonly changed: ChangeSignal = new ChangeSignal();
+  /** The process's managed-network side (decider, reported denials); not part of the ordering. */
+  readonly network: RemoteProcessNetwork = new RemoteProcessNetwork();
   readonly #limits: ProcessSessionLimits;
   readonly #pending = new Map<number, SequencedEvent>();
   /** Gaps in the published stream: seq of the first event after each lost range. */

@@ -3,6 +3,7 @@ import type { Logger } from '../internal/logger.ts';
 import type { ExecBackend } from '../types.ts';
 import type { ExecServerClientOptions } from './client-options.ts';
 import { ExecServerClient } from './exec-server-client.ts';
+import type { RemoteStartOptions } from './network-policy.ts';
 import type { RemoteProcess } from './remote-process.ts';
 
 /** Options of a RemoteBackend built around an existing client. */
@@ -36,9 +37,13 @@ export class RemoteBackend implements ExecBackend {
     return new RemoteBackend(await ExecServerClient.connect(options), { logger: options.logger });
   }
 
-  /** Starts a process on the server (same validation and errors as `process/start`). */
-  async start(params: ExecParams): Promise<RemoteProcess> {
-    const process = await this.client.start(params);
+  /**
+   * Starts a process on the server (same validation and errors as `process/start`).
+   * `options.networkPolicyDecider` answers this process's `network/policyRequest`s instead of the
+   * client's `onNetworkPolicyRequest`.
+   */
+  async start(params: ExecParams, options: RemoteStartOptions = {}): Promise<RemoteProcess> {
+    const process = await this.client.start(params, options);
     // Finished processes need no terminate on close; their followers end on their own.
     for (const started of this.#started) if (!started.live) this.#started.delete(started);
     this.#started.add(process);

@@ -1,3 +1,4 @@
+import type { NetworkDenial } from '@execd/network-proxy';
 import {
   type ClientRequestMethod,
   decodeResult,
@@ -75,6 +76,16 @@ export class RemoteProcess implements ExecProcess {
   /** True while the client can still reach the process (not closed, not failed). */
   get live(): boolean {
     return this.#session.live;
+  }
+
+  /**
+   * Connections the process's managed-network proxy refused, oldest first (the newest 1000), the
+   * same records as `LocalExecProcess.networkDenials()`, built from the server's
+   * `network/policyDecision` notifications. Best effort like every notification: one pushed while
+   * the connection was away is not replayed. Empty for a process without a managed network.
+   */
+  networkDenials(): readonly NetworkDenial[] {
+    return this.#session.network.denials();
   }
 
   /** `process/read`; after a failed recovery, the synthesized failure response. */

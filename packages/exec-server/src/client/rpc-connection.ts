@@ -12,20 +12,9 @@ import {
 } from '@execd/protocol';
 import WebSocket, { type RawData } from 'ws';
 import { type Logger, NOOP_LOGGER } from '../internal/logger.ts';
-import { abortedBy } from './errors.ts';
+import { abortedBy, UpgradeRefusedError } from './errors.ts';
+import { InboundRequests, type NetworkPolicyRequestHandler } from './inbound-requests.ts';
 import { CLOSE_HANDSHAKE_TIMEOUT_MS, MAX_IN_FLIGHT_CALLS, RESERVED_CLEANUP_CALLS } from './limits.ts';
-
-/** The server answered the WebSocket upgrade with an HTTP error (401 without a valid token, 403 ...). */
-export class UpgradeRefusedError extends TransportClosedError {
-  override name = 'UpgradeRefusedError';
-  /** The HTTP status of the refusal. */
-  readonly status: number;
-
-  constructor(url: string, status: number) {
-    super(undefined, `exec-server at ${url} refused the connection: HTTP ${status}`);
-    this.status = status;
-  }
-}
 
 /** Options of {@link RpcConnection.open}. */
 export interface RpcConnectionOptions {
@@ -43,6 +32,8 @@ export interface RpcConnectionOptions {
   readonly cancelSignal?: AbortSignal | undefined;
   /** Every notification, in arrival order (params not yet validated). */
   readonly onNotification: (method: string, params: unknown) => void;
+  /** Answers the server's `network/policyRequest`s; absent: they get -32601 (see InboundRequests). */
+  readonly onNetworkPolicyRequest?: NetworkPolicyRequestHandler | undefined;
   /** Called once when the socket is gone, before pending calls are rejected. */
   readonly onClose: (reason: string) => void;
 }
@@ -68,7 +59,8 @@ interface Pending {
 /**
  * One WebSocket carrying the exec-server JSON-RPC dialect: integer request ids from 1, responses
  * matched by id (in any order), a bounded pending table, notifications handed to the owner, and
- * server requests answered with -32601. It never reconnects: the client builds a new one.
+ * the server's requests answered (`network/policyRequest` by the owner's handler, anything else
+ * -32601). It never reconnects: the client builds a new one.
  */
 export class RpcConnection {
   readonly #socket: WebSocket;
@@ -77,6 +69,7 @@ export class RpcConnection {
   readonly #options: RpcConnectionOptions;
   readonly #logger: Logger;
   readonly #pending = new Map<number, Pending>();
+  readonly #inbound: InboundRequests;
   readonly #closedPromise: Promise<void>;
   #resolveClosed!: () => void;
   #nextId = 1;
@@ -92,6 +85,11 @@ export class RpcConnection {
     const limits = { maxFrameBytes: options.maxFrameBytes ?? MAX_FRAME_BYTES };
     this.#decoders = { json: createJsonCodec(limits), msgpack: createMsgpackCodec(limits) };
     this.#codec = this.#decoders[options.codec];
+    this.#inbound = new InboundRequests({
+      send: (message) => this.#send(message),
+      onNetworkPolicyRequest: options.onNetworkPolicyRequest,
+      logger: this.#logger,
+    });
     this.#closedPromise = new Promise((resolve) => {
       this.#resolveClosed = resolve;
     });
@@ -296,12 +294,8 @@ export class RpcConnection {
         this.#options.onNotification(message.method, message.params);
         return;
       case 'request':
-        // The client implements no server-to-client method (no managed network proxy is asked for).
-        this.#send({
-          kind: 'error',
-          id: message.id,
-          error: { code: -32601, message: `exec-server client does not implement \`${message.method}\`` },
-        });
+        this.#logger.trace('server request in', { id: message.id, method: message.method });
+        this.#inbound.handle(message.id, message.method, message.params);
         return;
       case 'response':
       case 'error':
@@ -334,6 +328,7 @@ export class RpcConnection {
     if (this.#closeReason !== undefined) return;
     this.#closeReason = reason;
     clearInterval(this.#keepalive);
+    this.#inbound.close(`exec-server transport disconnected: ${reason}`);
     this.#logger.debug('exec-server connection closed', { code, reason });
     try {
       this.#options.onClose(reason);

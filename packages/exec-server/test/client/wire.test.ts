@@ -2,9 +2,9 @@
 // original's rpc.rs and client.rs unit cases, spec §2.2, §2.3, §3.5).
 import { type CodecName, ExecError, fromUtf8, RpcError } from '@execd/protocol';
 import { afterEach, describe, expect, test } from 'vitest';
+import { UpgradeRefusedError } from '../../src/client/errors.ts';
 import { ExecServerClient } from '../../src/client/exec-server-client.ts';
 import { MAX_IN_FLIGHT_CALLS } from '../../src/client/limits.ts';
-import { UpgradeRefusedError } from '../../src/client/rpc-connection.ts';
 import type { ExecProcessEvent } from '../../src/types.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { collectEvents, execParams } from '../scenarios/exec-process-helpers.ts';
@@ -114,13 +114,18 @@ describe('handshake and request ids', () => {
       expect(ExecError.is(result) && result.code).toBe('transportClosed');
   });
 
-  test('a server-to-client request is answered -32601', async () => {
+  test('a server-to-client request is answered -32601 (unknown method, or nobody decides)', async () => {
     await using server = await ScriptedServer.start(basic());
     await using _client = await ExecServerClient.connect({ url: server.url });
     const peer = server.peers[0]!;
-    peer.send({ kind: 'request', id: 77, method: 'network/policyRequest', params: {} });
-    const reply = await peer.next((m) => m.id === 77, 'the reply');
-    expect(reply).toMatchObject({ id: 77, error: { code: -32601 } });
+    const question = { processId: 'p', request: { protocol: 'http', host: 'a.test', port: 80 } };
+    peer.send({ kind: 'request', id: 77, method: 'network/policyRequest', params: question });
+    peer.send({ kind: 'request', id: 'x-1', method: 'fs/readFile', params: {} });
+    expect(await peer.next((m) => m.id === 77, 'the reply')).toMatchObject({
+      id: 77,
+      error: { code: -32601 },
+    });
+    expect(await peer.next((m) => m.id === 'x-1', 'the reply')).toMatchObject({ error: { code: -32601 } });
   });
 });
 
