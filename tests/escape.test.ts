@@ -59,12 +59,6 @@ interface Attempt {
   readonly name: string;
   readonly script: (host: Host) => string;
   readonly confined?: boolean;
-  /**
-   * False where the command fails with an errno that the original's keyword heuristic
-   * (`isLikelySandboxDenied`) does not know (EBUSY, EXDEV, ENOSPC): refused, host untouched, but
-   * `sandboxDenied` stays false. Reported to @execd/sandboxing; see tests/README.md.
-   */
-  readonly denialReported?: false;
   /** For confined attempts: what the sandbox must have observed. */
   readonly output?: RegExp;
   /** Host-side check that nothing changed (runs after the attempt closed). */
@@ -131,13 +125,11 @@ const ATTEMPTS: readonly Attempt[] = [
   {
     name: 'rename .git away and plant a new one',
     script: () => 'mv .git git-away && mkdir -p .git/hooks',
-    denialReported: false,
     untouched: gitIntact,
   },
   {
     name: 'hard-link .git/config out of the protected directory',
     script: () => 'ln .git/config stolen-config && echo pwned >> stolen-config',
-    denialReported: false,
     untouched: (h) => {
       gitIntact(h);
       expect(existsSync(join(h.ws, 'stolen-config'))).toBe(false);
@@ -191,7 +183,6 @@ const ATTEMPTS: readonly Attempt[] = [
   {
     name: 'create a nested user namespace (to regain capabilities)',
     script: () => 'unshare -U -r true',
-    denialReported: false,
     untouched: () => {},
   },
   {
@@ -330,7 +321,7 @@ afterAll(async () => {
 
 describe('escape catalogue: workspace-write, network off', () => {
   test('the catalogue has at least 20 attempts that must be denied and reported', () => {
-    const reported = ATTEMPTS.filter((attempt) => !attempt.confined && attempt.denialReported !== false);
+    const reported = ATTEMPTS.filter((attempt) => !attempt.confined);
     expect(reported.length).toBeGreaterThanOrEqual(20);
   });
 
@@ -370,8 +361,6 @@ describe('escape catalogue: workspace-write, network off', () => {
     if (attempt.confined) {
       // It may "succeed", but only inside the sandbox's own namespaces: the host check decides.
       if (attempt.output) expect(output).toMatch(attempt.output);
-    } else if (attempt.denialReported === false) {
-      expect({ exitCode: result.exitCode, output }).not.toMatchObject({ exitCode: 0 });
     } else {
       expect({ exitCode: result.exitCode, output }).not.toMatchObject({ exitCode: 0 });
       expect({ sandboxDenied: result.sandboxDenied, output }).toEqual({ sandboxDenied: true, output });

@@ -127,5 +127,26 @@ export function describeSandboxDenial(
   let denied = isLikelySandboxDenied(sandboxType, output);
   if (!denied && details?.kind === 'network' && !QUICK_REJECT_EXIT_CODES.includes(output.exitCode))
     denied = true;
+  if (
+    !denied &&
+    sandboxType !== 'none' &&
+    output.exitCode !== 0 &&
+    !QUICK_REJECT_EXIT_CODES.includes(output.exitCode)
+  ) {
+    const mountRefusal = MOUNT_REFUSALS.find((pattern) => pattern.test(text));
+    if (mountRefusal)
+      return { denied: true, kind: 'write', ...(details?.target ? { target: details.target } : {}) };
+  }
   return denied ? { denied, ...details } : { denied };
 }
+
+/**
+ * Refusals that only the sandbox's mount layout causes, which the original's keyword list misses:
+ * renaming a protected bind mount (`.git`) fails with EBUSY, hard-linking across the read-only
+ * re-bind with EXDEV, and a nested user namespace (blocked by `--disable-userns`) with ENOSPC.
+ */
+const MOUNT_REFUSALS: readonly RegExp[] = [
+  /device or resource busy/i,
+  /invalid cross-device link/i,
+  /unshare[^\n]*no space left on device/i,
+];

@@ -149,3 +149,22 @@ describe('describeSandboxDenial', () => {
     expect(describeSandboxDenial('linuxSeccomp', out(1, 'error: something else'))).toEqual({ denied: false });
   });
 });
+
+describe('describeSandboxDenial: refusals only the mount layout causes', () => {
+  test('EBUSY, EXDEV and a blocked nested user namespace count as denials when sandboxed', () => {
+    const busy = out(1, "mv: cannot move '.git' to 'git-away': Device or resource busy\n");
+    const exdev = out(
+      1,
+      "ln: failed to create hard link 'stolen' => '.git/config': Invalid cross-device link\n",
+    );
+    const userns = out(1, 'unshare: unshare failed: No space left on device\n');
+    for (const output of [busy, exdev, userns]) {
+      expect(isLikelySandboxDenied('linuxSeccomp', output)).toBe(false); // the original misses them
+      expect(describeSandboxDenial('linuxSeccomp', output)).toMatchObject({ denied: true, kind: 'write' });
+      expect(describeSandboxDenial('none', output).denied).toBe(false);
+    }
+    expect(
+      describeSandboxDenial('linuxSeccomp', out(1, 'cp: error writing: No space left on device\n')).denied,
+    ).toBe(false);
+  });
+});

@@ -1,6 +1,6 @@
 import { ExecError, RpcError, type SandboxContext } from '@execd/protocol';
 import {
-  isLikelySandboxDenied,
+  describeSandboxDenial,
   prepareSandboxCommand,
   sandboxFromContext,
   spawnProcess,
@@ -82,5 +82,10 @@ export function sandboxedCaptureRunner(context: SandboxContext): CaptureRunner {
   };
 }
 
-/** Denial detection (the original's `is_likely_sandbox_denied`, spec §5.5). */
-export const defaultSandboxDenied: SandboxDenialCheck = isLikelySandboxDenied;
+/**
+ * Denial detection: the original's `is_likely_sandbox_denied` (spec §5.5), widened by
+ * `describeSandboxDenial` to refusals its keywords miss (a failed connection under a network-off
+ * sandbox, EBUSY/EXDEV on protected mounts, a blocked nested user namespace).
+ */
+export const defaultSandboxDenied: SandboxDenialCheck = (sandboxType, output) =>
+  describeSandboxDenial(sandboxType, output).denied;
