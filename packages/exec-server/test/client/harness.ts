@@ -19,15 +19,23 @@ const trackingSpawner: Spawner = async (request) => {
   return launched;
 };
 
-/** A real server whose sessions use tracked LocalProcessTables (with `table` options). */
+/**
+ * A real server whose sessions use tracked LocalProcessTables (with `table` options); their
+ * `network/policyRequest`s go to the session's client, as with the server's default tables.
+ */
 export function startTrackedServer(
   options: ExecServerOptions = {},
   table: LocalProcessTableOptions = {},
 ): Promise<RunningExecServer> {
   return startExecServer({
     listen: 'ws://127.0.0.1:0',
-    createProcessTable: () =>
-      new LocalProcessTable({ spawner: trackingSpawner, exitedRetentionMs: 2000, ...table }),
+    createProcessTable: (context) =>
+      new LocalProcessTable({
+        spawner: trackingSpawner,
+        exitedRetentionMs: 2000,
+        networkPolicyRequester: context.requestNetworkPolicy,
+        ...table,
+      }),
     ...options,
   });
 }
