@@ -233,8 +233,10 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
     const entry = this.#store.get(processId);
     if (entry === undefined) throw UnifiedExecError.unknownProcessId(processId);
     const { process } = entry;
+    this.#logger.trace('unified-exec: write_stdin', { processId, bytes: request.input.length });
     const release = await process.interactionLock.lock();
     try {
+      this.#logger.trace('unified-exec: write_stdin holds the interaction lock', { processId });
       entry.lastUsed = this.#store.touch();
       let statusAfterWrite: ProcessStatus | undefined;
       if (request.input.length > 0) {
@@ -259,9 +261,11 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
         }
       }
       const yieldMs = clampWriteStdinYieldTime(request.yieldTimeMs, request.input, this.#maxEmptyPollMs);
+      this.#logger.trace('unified-exec: write_stdin collects', { processId, yieldMs });
       const start = performance.now();
       const collected = await collectOutputUntilDeadline(process, { deadline: start + yieldMs });
       const wallTimeSeconds = (performance.now() - start) / 1000;
+      this.#logger.trace('unified-exec: write_stdin collected', { processId, bytes: collected.totalBytes });
       const failure = process.failureMessage;
       if (failure !== undefined) {
         this.releaseProcessId(processId);

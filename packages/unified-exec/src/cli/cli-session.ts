@@ -1,0 +1,51 @@
+import { resolve } from 'node:path';
+import type { ExecEnvironment } from '../environment/exec-environment.ts';
+import { LocalExecEnvironment } from '../environment/local-environment.ts';
+import { RemoteExecEnvironment } from '../environment/remote-environment.ts';
+import { UnifiedExecTools } from '../handlers/unified-exec-tools.ts';
+import { UnifiedExecProcessManager } from '../manager/process-manager.ts';
+import type { Approver } from '../orchestrator/approval.ts';
+import type { CliOptions } from './cli-args.ts';
+import { stderrLogger } from './stderr-logger.ts';
+
+/** One CLI run: an environment, a manager and its tools; `close()` reaps every process. */
+export interface CliSession extends AsyncDisposable {
+  readonly environment: ExecEnvironment;
+  readonly manager: UnifiedExecProcessManager;
+  readonly tools: UnifiedExecTools;
+  close(): Promise<void>;
+}
+
+/** Connects (or opens) the environment the options name and builds the tools around it. */
+export async function openCliSession(options: CliOptions, approver: Approver): Promise<CliSession> {
+  // UEXEC_LOG=debug (or trace/info/warn/error) logs the runtime's state changes to stderr.
+  const logger = stderrLogger(process.env.UEXEC_LOG);
+  const environment: ExecEnvironment =
+    options.remote === undefined
+      ? new LocalExecEnvironment({
+          cwd: options.cwd === undefined ? process.cwd() : resolve(options.cwd),
+          permissionProfile: options.sandbox,
+          logger,
+        })
+      : await RemoteExecEnvironment.connect({
+          url: options.remote,
+          token: options.token,
+          cwd: options.cwd,
+          permissionProfile: options.sandbox,
+          logger,
+        });
+  const manager = new UnifiedExecProcessManager({ approvalPolicy: options.approval, approver, logger });
+  const tools = new UnifiedExecTools({ manager, environments: environment });
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      try {
+        await manager.close();
+      } finally {
+        await environment.close();
+      }
+    })();
+    return closing;
+  };
+  return { environment, manager, tools, close, [Symbol.asyncDispose]: close };
+}
