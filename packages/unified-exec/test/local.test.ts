@@ -6,6 +6,7 @@ import { defineErrorScenarios } from './scenarios/error-scenarios.ts';
 import { defineOracleReplayScenarios } from './scenarios/oracle-replay-scenarios.ts';
 import { defineSandboxScenarios } from './scenarios/sandbox-scenarios.ts';
 import { defineSessionScenarios } from './scenarios/session-scenarios.ts';
+import { defineSnapshotScenarios } from './scenarios/snapshot-scenarios.ts';
 
 // Every scenario against a local environment (direct spawn).
 afterEach(async () => {
@@ -21,3 +22,4 @@ defineSessionScenarios('local');
 defineOracleReplayScenarios('local');
 defineSandboxScenarios('local');
 defineErrorScenarios('local');
+defineSnapshotScenarios('local');

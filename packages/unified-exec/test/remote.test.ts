@@ -7,6 +7,7 @@ import { defineErrorScenarios } from './scenarios/error-scenarios.ts';
 import { defineOracleReplayScenarios } from './scenarios/oracle-replay-scenarios.ts';
 import { defineSandboxScenarios } from './scenarios/sandbox-scenarios.ts';
 import { defineSessionScenarios } from './scenarios/session-scenarios.ts';
+import { defineSnapshotScenarios } from './scenarios/snapshot-scenarios.ts';
 
 // Every scenario again, through an in-process exec-server on 127.0.0.1:0 and the client, with
 // the same expectations as the local suite.
@@ -25,3 +26,4 @@ defineSessionScenarios('remote');
 defineOracleReplayScenarios('remote');
 defineSandboxScenarios('remote');
 defineErrorScenarios('remote');
+defineSnapshotScenarios('remote');
