@@ -46,6 +46,13 @@ export interface ProcessTable {
   list(): ProcessListResponse;
   /** Every notification of every process, in emission order. Returns an unsubscribe handle. */
   subscribe(listener: (notification: ProcessNotification) => void): Disposable;
+  /**
+   * Flow control from the subscriber (optional): `true` while it cannot take more notifications
+   * (its client's backlog is high). The table then holds its children's output back (the
+   * children block on full pipes) instead of reading on and evicting unseen output; `false`
+   * resumes, in seq order. Every RPC keeps working while paused. Absent: never paused.
+   */
+  setOutputPaused?(paused: boolean): void;
   /** Kills every process tree and waits until each is reaped. Idempotent. */
   shutdown(): Promise<void>;
 }

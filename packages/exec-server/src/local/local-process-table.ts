@@ -21,6 +21,7 @@ import { Emitter } from '../internal/emitter.ts';
 import type { Logger } from '../internal/logger.ts';
 import type { ProcessNotification, ProcessTable } from '../types.ts';
 import { longPollRead } from './long-poll-read.ts';
+import { OutputFlow } from './output-flow.ts';
 import { ProcessNetwork } from './process-network.ts';
 import { ProcessRecord } from './process-record.ts';
 import {
@@ -48,13 +49,16 @@ export interface StartedProcess {
  * original's semantics and error texts (spec §2.4, §3.1).
  *
  * Memory: output is consumed as fast as the child writes it and kept only up to the retention
- * limits (oldest evicted); notifications are handed synchronously to the subscribers, which must
- * queue (and bound) them themselves. A process nobody reads therefore never blocks and never
- * grows beyond its retention; a slow reader sees `firstRetainedSeq` instead of a silent gap.
+ * limits (oldest evicted); notifications are handed synchronously to the subscribers. A process
+ * nobody reads therefore never blocks and never grows beyond its retention; a slow reader sees
+ * `firstRetainedSeq` instead of a silent gap. A subscriber that cannot keep up (a server whose
+ * client reads slowly) calls `setOutputPaused(true)`: the table then stops taking output, its
+ * children block in `write` once their pipes fill, and nothing is evicted unseen.
  */
 export class LocalProcessTable implements ProcessTable, AsyncDisposable {
   readonly #records = new Map<string, ProcessRecord>();
   readonly #notifications: Emitter<ProcessNotification>;
+  readonly #flow = new OutputFlow();
   readonly #pendingStarts = new Set<Promise<unknown>>();
   readonly #retentionTimers = new Set<NodeJS.Timeout>();
   readonly #released = new Set<Promise<void>>();
@@ -144,6 +148,25 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
   /** Every notification of every process, in emission order (synchronously, as it happens). */
   subscribe(listener: (notification: ProcessNotification) => void): Disposable {
     return this.#notifications.event(listener);
+  }
+
+  /**
+   * Flow control for the subscriber (the server pauses while its client's backlog is high):
+   * paused, no process's output is taken (each child blocks once its pipe is full) and exits wait
+   * behind their output; every RPC is still answered, `terminate` still kills. Resuming delivers
+   * everything in seq order. Shutdown resumes for good.
+   */
+  setOutputPaused(paused: boolean): void {
+    if (paused === this.#flow.paused || (paused && this.#shutdown !== undefined)) return;
+    this.#logger.debug(paused ? 'pausing process output' : 'resuming process output', {
+      processes: this.#records.size,
+    });
+    this.#flow.setPaused(paused);
+  }
+
+  /** True while {@link setOutputPaused} holds the output back. */
+  get outputPaused(): boolean {
+    return this.#flow.paused;
   }
 
   /** Kills every process tree, cancels pending starts and waits until all are reaped. Idempotent. */
@@ -256,6 +279,7 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
       writeIdCapacity: config.writeIdsPerProcess,
       exitGraceMs: config.exitGraceMs,
       isSandboxDenied: config.isSandboxDenied,
+      flow: this.#flow,
       emit: (notification) => this.#notifications.fire(notification),
       onClosed: (closed) => this.#scheduleRemoval(closed),
       logger: this.#logger,
@@ -285,6 +309,8 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
 
   async #shutdownAll(): Promise<void> {
     this.#closing.abort();
+    // Killed children's last output must drain for their streams to end (and `closed` to come).
+    this.#flow.close();
     for (const timer of this.#retentionTimers) clearTimeout(timer);
     this.#retentionTimers.clear();
     const records = [...this.#records.values()];

@@ -12,6 +12,7 @@ import { ChangeSignal } from '../internal/change-signal.ts';
 import type { Logger } from '../internal/logger.ts';
 import type { ProcessNotification } from '../types.ts';
 import { EventLog, type EventLogLimits, type SequencedEvent } from './event-log.ts';
+import type { OutputFlow } from './output-flow.ts';
 import type { ProcessNetwork } from './process-network.ts';
 import { RetainedOutput, type RetentionLimits } from './retained-output.ts';
 import { sandboxedOutput } from './sandboxed-output.ts';
@@ -31,6 +32,8 @@ export interface ProcessRecordInit {
   readonly writeIdCapacity: number;
   readonly exitGraceMs: number;
   readonly isSandboxDenied: SandboxDenialCheck;
+  /** The table's flow switch: while paused, output is left in the child's pipe (backpressure). */
+  readonly flow: OutputFlow;
   readonly emit: (notification: ProcessNotification) => void;
   readonly onClosed: (record: ProcessRecord) => void;
   readonly logger: Logger;
@@ -258,7 +261,12 @@ export class ProcessRecord {
 
   async #pumpOutput(spawned: SpawnedProcess): Promise<void> {
     try {
-      for await (const chunk of spawned.output()) this.#recordOutput(chunk.stream, chunk.bytes);
+      const flow = this.#init.flow;
+      for await (const chunk of spawned.output()) {
+        this.#recordOutput(chunk.stream, chunk.bytes);
+        // Not taking the next chunk is the backpressure: the child blocks once its pipe is full.
+        if (flow.paused) await flow.whenFlowing();
+      }
     } catch (error) {
       this.#init.logger.warn('process output failed', { processId: this.processId, error });
     } finally {
@@ -269,15 +277,25 @@ export class ProcessRecord {
 
   async #watchExit(spawned: SpawnedProcess, outputDone: Promise<void>): Promise<void> {
     const status = await spawned.exited;
-    // Let output written just before the exit take its seq first; see EXIT_OUTPUT_GRACE_MS.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      outputDone,
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, this.#init.exitGraceMs);
-      }),
-    ]);
-    clearTimeout(timer);
+    // Let output written just before the exit take its seq first; see EXIT_OUTPUT_GRACE_MS. While
+    // the flow is paused the output before the exit is still in the pipe: the grace starts over
+    // once it flows again, so a paused process's exit still follows its output.
+    const flow = this.#init.flow;
+    let outputEnded = false;
+    void outputDone.then(() => {
+      outputEnded = true;
+    });
+    do {
+      await flow.whenFlowing();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        outputDone,
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, this.#init.exitGraceMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    } while (flow.paused && !outputEnded);
     this.#recordExit(status.exitCode);
   }
 

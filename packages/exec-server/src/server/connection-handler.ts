@@ -56,6 +56,8 @@ export class ConnectionHandler {
   #initializeRequested = false;
   #initialized = false;
   #detached = false;
+  /** The connection's outbound backlog is over its pause mark (see `setOutboundCongested`). */
+  #congested = false;
   #session: SessionHandle | undefined;
 
   constructor(options: ConnectionHandlerOptions) {
@@ -162,10 +164,27 @@ export class ConnectionHandler {
     this.#initialized = true;
   }
 
-  /** The connection went away: detach the session (its TTL starts). Idempotent. */
+  /**
+   * Flow control from the transport: while congested, the attached session's process table holds
+   * its children's output back (they block on full pipes); nothing is dropped. Only the attached
+   * connection steers its session's table.
+   */
+  setOutboundCongested(congested: boolean): void {
+    if (this.#congested === congested) return;
+    this.#congested = congested;
+    const session = this.#session;
+    if (session?.isAttached() && !this.#detached) session.table.setOutputPaused?.(congested);
+  }
+
+  /**
+   * The connection went away: detach the session (its TTL starts). Its processes' output flows
+   * again (into retention, as the original's for a detached session). Idempotent.
+   */
   detach(): void {
     this.#detached = true;
-    this.#session?.detach();
+    const session = this.#session;
+    if (session?.isAttached()) session.table.setOutputPaused?.(false);
+    session?.detach();
   }
 
   async #initialize(resumeSessionId: string | undefined): Promise<InitializeResponse> {
@@ -184,6 +203,7 @@ export class ConnectionHandler {
     this.#session = session;
     // The connection may have dropped while attaching; never leave a session attached to nobody.
     if (this.#detached) session.detach();
+    else if (this.#congested) session.table.setOutputPaused?.(true);
     this.#logger.debug('session attached', {
       sessionId: session.sessionId,
       resumed: resumeSessionId !== undefined,

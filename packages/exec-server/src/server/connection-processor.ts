@@ -37,7 +37,11 @@ export interface ConnectionTransport {
   readonly label: string;
   /** Sends a response or error in `codec`; never dropped while the connection is open. */
   sendResponse(message: RpcMessage, codec: CodecName): void;
-  /** Sends a notification in the connection's codec, unless the client is too slow to take it. */
+  /**
+   * Sends a notification in the connection's codec. A transport with a bounded backlog reports
+   * crossing its watermarks to {@link ConnectionProcessor.outboundPressure}, and drops a
+   * notification only past its hard cap.
+   */
   sendNotification(message: RpcMessage): void;
   /** Ends the connection (the transport then calls `disconnected`). */
   close(reason: string): void;
@@ -105,7 +109,7 @@ export class ConnectionProcessor {
     this.#serverRequests = new ServerRequests({
       idPrefix: SERVER_REQUEST_ID_PREFIX,
       logger: this.#logger,
-      // Like a response, a request is never dropped for a slow client (notifications may be).
+      // Like a response, a request is never dropped for a slow client (notifications may be, at the hard cap).
       send: (message) => {
         if (!signal.aborted) this.#transport.sendResponse(message, this.#codec ?? 'json');
       },
@@ -150,6 +154,15 @@ export class ConnectionProcessor {
       return;
     }
     this.#push({ kind: 'message', message, codec });
+  }
+
+  /**
+   * The transport's outbound backlog crossed its pause mark (`true`) or drained to its resume mark
+   * (`false`): the attached session's process output is held back meanwhile, so a slow client
+   * slows its own children instead of losing their output.
+   */
+  outboundPressure(congested: boolean): void {
+    this.#handler.setOutboundCongested(congested);
   }
 
   /** A frame that could not be decoded; `reason` is the full text sent back with id -1. */

@@ -37,7 +37,10 @@ export {
   type GateDecision,
   MAX_QUEUED_NOTIFICATION_BYTES,
   NotificationGate,
+  type NotificationGateOptions,
   type NotificationGateStats,
+  OUTPUT_PAUSE_QUEUED_BYTES,
+  OUTPUT_RESUME_QUEUED_BYTES,
 } from './notification-gate.ts';
 export {
   type DispatchMode,

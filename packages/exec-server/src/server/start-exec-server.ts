@@ -45,7 +45,11 @@ export interface ExecServerOptions {
   readonly keepaliveIntervalMs?: number;
   /** Largest inbound frame or stdio line in bytes (default 64 MiB). */
   readonly maxFrameBytes?: number;
-  /** Outbound backlog above which a connection's notifications are paused (default 16 MiB). */
+  /**
+   * Hard cap on a connection's outbound backlog, past which notifications are dropped (default
+   * 16 MiB). Above a quarter of it the session's processes stop being read (their children block),
+   * and they are read again once it drained to a sixteenth, so a client that reads loses nothing.
+   */
   readonly maxQueuedNotificationBytes?: number;
   /** Describes this executor (default {@link localEnvironmentInfo}). */
   readonly environmentInfo?: () => EnvironmentInfo;

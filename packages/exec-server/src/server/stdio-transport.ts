@@ -54,8 +54,11 @@ export class StdioTransport implements ConnectionTransport {
     this.#maxFrameBytes = options.maxFrameBytes;
     this.#codec = createJsonCodec({ maxFrameBytes: options.maxFrameBytes });
     this.#splitter = new LineSplitter(options.maxFrameBytes);
-    this.#gate = new NotificationGate(options.maxQueuedNotificationBytes);
     this.#logger = options.logger ?? NOOP_LOGGER;
+    this.#gate = new NotificationGate({
+      maxQueuedBytes: options.maxQueuedNotificationBytes,
+      onPressure: (congested) => this.#onPressure(congested),
+    });
   }
 
   /** Starts reading input into `processor`. */
@@ -76,19 +79,23 @@ export class StdioTransport implements ConnectionTransport {
     if (this.#ended) return;
     const line = this.#encode(message);
     if (line === undefined) return;
-    const decision = this.#gate.admit(this.#output.writableLength ?? 0, line.length);
+    const decision = this.#gate.admit(this.#queued(), line.length);
     if (!decision.send) {
       if (decision.startedDropping) {
         this.#logger.warn(
-          'client too slow; pausing process notifications (output stays readable with process/read)',
-          {
-            connection: this.label,
-          },
+          'client backlog over the hard cap; dropping process notifications (output stays readable with process/read)',
+          { connection: this.label, bufferedBytes: this.#queued() },
         );
       }
       return;
     }
-    this.#output.write(line);
+    if (decision.resumedAfterDropping !== undefined) {
+      this.#logger.info('client backlog under the pause mark; notifications flow again', {
+        connection: this.label,
+        dropped: decision.resumedAfterDropping,
+      });
+    }
+    this.#send(line);
   }
 
   close(reason: string): void {
@@ -106,7 +113,32 @@ export class StdioTransport implements ConnectionTransport {
   #write(message: RpcMessage): void {
     if (this.#ended) return;
     const line = this.#encode(message);
-    if (line !== undefined) this.#output.write(line);
+    if (line === undefined) return;
+    this.#gate.observe(this.#queued(), line.length);
+    this.#send(line);
+  }
+
+  /** Bytes written but not yet taken by the OS (0 for a synchronous stdout). */
+  #queued(): number {
+    return this.#output.writableLength ?? 0;
+  }
+
+  /** Writes one line; while congested, its flush is reported so the gate sees the backlog drain. */
+  #send(line: string): void {
+    if (this.#gate.congested) this.#output.write(line, this.#onFlushed);
+    else this.#output.write(line);
+  }
+
+  readonly #onFlushed = (): void => this.#gate.flushed(this.#queued());
+
+  #onPressure(congested: boolean): void {
+    this.#logger.debug(
+      congested
+        ? "client backlog over the pause mark; holding its processes' output back"
+        : "client backlog drained; reading its processes' output again",
+      { connection: this.label, bufferedBytes: this.#queued() },
+    );
+    this.#processor?.outboundPressure(congested);
   }
 
   #encode(message: RpcMessage): string | undefined {

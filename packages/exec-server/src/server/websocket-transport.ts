@@ -58,8 +58,11 @@ export class WebSocketTransport implements ConnectionTransport {
     this.label = options.label;
     this.#socket = options.socket;
     this.#codecs = options.codecs;
-    this.#gate = new NotificationGate(options.maxQueuedNotificationBytes);
     this.#logger = options.logger ?? NOOP_LOGGER;
+    this.#gate = new NotificationGate({
+      maxQueuedBytes: options.maxQueuedNotificationBytes,
+      onPressure: (congested) => this.#onPressure(congested),
+    });
     if (options.keepaliveIntervalMs > 0) {
       this.#keepalive = setInterval(() => this.#ping(), options.keepaliveIntervalMs);
       this.#keepalive.unref();
@@ -91,7 +94,9 @@ export class WebSocketTransport implements ConnectionTransport {
   sendResponse(message: RpcMessage, codec: CodecName): void {
     if (this.#socket.readyState !== this.#socket.OPEN) return;
     const frame = this.#encode(message, codec);
-    if (frame !== undefined) this.#socket.send(frame, { binary: codec === 'msgpack' });
+    if (frame === undefined) return;
+    this.#gate.observe(this.#socket.bufferedAmount, frame.length);
+    this.#send(frame, codec);
   }
 
   sendNotification(message: RpcMessage): void {
@@ -103,22 +108,19 @@ export class WebSocketTransport implements ConnectionTransport {
     if (!decision.send) {
       if (decision.startedDropping) {
         this.#logger.warn(
-          'client too slow; pausing process notifications (output stays readable with process/read)',
-          {
-            connection: this.label,
-            bufferedBytes: this.#socket.bufferedAmount,
-          },
+          'client backlog over the hard cap; dropping process notifications (output stays readable with process/read)',
+          { connection: this.label, bufferedBytes: this.#socket.bufferedAmount },
         );
       }
       return;
     }
     if (decision.resumedAfterDropping !== undefined) {
-      this.#logger.info('client caught up; resuming process notifications', {
+      this.#logger.info('client backlog under the pause mark; notifications flow again', {
         connection: this.label,
         dropped: decision.resumedAfterDropping,
       });
     }
-    this.#socket.send(frame, { binary: codec === 'msgpack' });
+    this.#send(frame, codec);
   }
 
   close(reason: string): void {
@@ -207,6 +209,24 @@ export class WebSocketTransport implements ConnectionTransport {
       return;
     }
     this.#processor?.receive(message, codec);
+  }
+
+  /** Queues one frame; while congested, its flush is reported so the gate sees the backlog drain. */
+  #send(frame: string | Uint8Array, codec: CodecName): void {
+    const onFlushed = this.#gate.congested ? this.#onFlushed : undefined;
+    this.#socket.send(frame, { binary: codec === 'msgpack' }, onFlushed);
+  }
+
+  readonly #onFlushed = (): void => this.#gate.flushed(this.#socket.bufferedAmount);
+
+  #onPressure(congested: boolean): void {
+    this.#logger.debug(
+      congested
+        ? "client backlog over the pause mark; holding its processes' output back"
+        : "client backlog drained; reading its processes' output again",
+      { connection: this.label, bufferedBytes: this.#socket.bufferedAmount },
+    );
+    this.#processor?.outboundPressure(congested);
   }
 
   #encode(message: RpcMessage, codec: CodecName): string | Uint8Array | undefined {

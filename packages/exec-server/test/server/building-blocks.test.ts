@@ -54,17 +54,53 @@ describe('LineSplitter', () => {
 });
 
 describe('NotificationGate', () => {
-  test('drops above the high mark and reopens below the low mark', () => {
-    const gate = new NotificationGate(100, 40);
+  test('congested above the pause mark until flushed down to the resume mark', () => {
+    const pressure: boolean[] = [];
+    const gate = new NotificationGate({
+      maxQueuedBytes: 1_000,
+      pauseAboveBytes: 100,
+      resumeAtBytes: 40,
+      onPressure: (congested) => pressure.push(congested),
+    });
     expect(gate.admit(0, 60)).toEqual({ send: true });
+    expect(gate.congested).toBe(false);
+    expect(gate.admit(60, 60)).toEqual({ send: true });
+    expect(gate.congested).toBe(true);
+    // A response counts toward the backlog too; it never changes a decision about dropping.
+    gate.observe(120, 500);
+    gate.flushed(60);
+    expect(gate.congested).toBe(true);
+    gate.flushed(40);
+    expect(gate.congested).toBe(false);
+    // A flush reported while not congested changes nothing.
+    gate.flushed(0);
+    gate.observe(0, 101);
+    expect(pressure).toEqual([true, false, true]);
+    expect(gate.stats).toEqual({ sent: 2, dropped: 0, pauses: 2 });
+  });
+
+  test('drops notifications only past the hard cap, until back under the pause mark', () => {
+    const gate = new NotificationGate({ maxQueuedBytes: 100, pauseAboveBytes: 50, resumeAtBytes: 10 });
     expect(gate.admit(60, 60)).toEqual({ send: false, startedDropping: true });
-    expect(gate.admit(50, 10)).toEqual({ send: false, startedDropping: false });
-    expect(gate.admit(40, 10)).toEqual({ send: true, resumedAfterDropping: 2 });
-    expect(gate.stats).toEqual({ sent: 2, dropped: 2, pauses: 1 });
+    expect(gate.admit(55, 10)).toEqual({ send: false, startedDropping: false });
+    expect(gate.admit(50, 10)).toEqual({ send: true, resumedAfterDropping: 2 });
+    expect(gate.stats).toEqual({ sent: 1, dropped: 2, pauses: 1 });
+  });
+
+  test('the marks default to a quarter and a sixteenth of the cap', () => {
+    const pressure: boolean[] = [];
+    const gate = new NotificationGate({ maxQueuedBytes: 1_600, onPressure: (c) => pressure.push(c) });
+    gate.observe(0, 400);
+    expect(gate.congested).toBe(false);
+    gate.observe(400, 1);
+    gate.flushed(101);
+    gate.flushed(100);
+    expect(pressure).toEqual([true, false]);
+    expect(() => new NotificationGate({ maxQueuedBytes: 10, pauseAboveBytes: 20 })).toThrow(RangeError);
   });
 
   test('an empty queue always takes one frame, however large', () => {
-    expect(new NotificationGate(10).admit(0, 1_000)).toEqual({ send: true });
+    expect(new NotificationGate({ maxQueuedBytes: 10 }).admit(0, 1_000)).toEqual({ send: true });
   });
 });
 
