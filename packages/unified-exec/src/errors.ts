@@ -23,6 +23,9 @@ export interface SandboxDeniedOutput {
 export const STDIN_CLOSED_MESSAGE =
   'stdin is closed for this session; rerun exec_command with tty=true to keep stdin open';
 
+// Brand (Symbol.for, so two copies of this package still recognise each other's errors).
+const UNIFIED_EXEC_ERROR = Symbol.for('@execd/unified-exec/UnifiedExecError');
+
 // The protocol's closed code set has no unified-exec codes; each kind maps onto the nearest one
 // and `kind` carries the precise variant (callers branch on `kind`).
 const CODES: Record<UnifiedExecErrorKind, ExecErrorCode> = {

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { PermissionProfileName } from '@execd/protocol';
+import { ExecError, type PermissionProfileName } from '@execd/protocol';
 import type { ApprovalPolicy } from '../tools/exec-command-policy.ts';
 
 /** What the command line asks for. */
@@ -19,8 +19,12 @@ export interface CliOptions {
 }
 
 /** A command line that cannot be run (the message says why). */
-export class UsageError extends Error {
+export class UsageError extends ExecError {
   override name = 'UsageError';
+
+  constructor(message: string) {
+    super('invalidParams', message);
+  }
 }
 
 const SANDBOXES: readonly PermissionProfileName[] = ['read-only', 'workspace-write', 'danger-full-access'];

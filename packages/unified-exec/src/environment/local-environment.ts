@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { type ExecBackend, LocalBackend, type LocalBackendOptions, type Logger } from '@execd/exec-server';
-import type { ExecEnvPolicy, PermissionProfileName } from '@execd/protocol';
+import { type ExecEnvPolicy, ExecError, type PermissionProfileName } from '@execd/protocol';
 import { Shell } from '../tools/shell.ts';
 import { DEFAULT_ENV_POLICY, type ExecEnvironment, type ExecEnvironmentOptions } from './exec-environment.ts';
 
@@ -53,7 +53,7 @@ export class LocalExecEnvironment implements ExecEnvironment {
 
   /** The in-process exec-server backend (created on first use). */
   async execBackend(): Promise<ExecBackend> {
-    if (this.#closing !== undefined) throw new Error('the local environment is closed');
+    if (this.#closing !== undefined) throw new ExecError('invalidRequest', 'the local environment is closed');
     this.#backend ??= new LocalBackend(this.#backendOptions);
     return this.#backend;
   }

@@ -41,10 +41,10 @@ export class ChangeSignal {
 /** setTimeout fires at once above this, so longer waits are clamped (the caller loops). */
 export const MAX_TIMER_MS: number = 2 ** 31 - 1;
 
-/** Resolves after `ms` (unref'd: a pending sleep never keeps the process alive). */
+/** Resolves after `ms`. */
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => {
-    setTimeout(resolve, Math.max(0, ms)).unref();
+    setTimeout(resolve, Math.max(0, ms));
   });
 }
 
