@@ -112,11 +112,13 @@ export class UnifiedExecError extends ExecError {
     });
   }
 
+  static {
+    Object.defineProperty(UnifiedExecError.prototype, UNIFIED_EXEC_ERROR, { value: true });
+  }
+
   /** True for a UnifiedExecError (across package copies, like `ExecError.is`). */
   static isUnifiedExecError(value: unknown): value is UnifiedExecError {
-    return (
-      ExecError.is(value) && typeof (value as { kind?: unknown }).kind === 'string' && 'deniedOutput' in value
-    );
+    return ExecError.is(value) && UNIFIED_EXEC_ERROR in value;
   }
 
   /** The variant in Rust's Debug form, e.g. `CreateProcess { message: "…" }`. */
