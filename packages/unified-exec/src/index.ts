@@ -31,6 +31,8 @@ export {
   DEFAULT_ENV_POLICY,
   type ExecEnvironment,
   type ExecEnvironmentOptions,
+  type ManagedNetworkOptions,
+  type StartProcessOptions,
 } from './environment/exec-environment.ts';
 export { LocalExecEnvironment, type LocalExecEnvironmentOptions } from './environment/local-environment.ts';
 export {
@@ -80,6 +82,8 @@ export {
   type ApprovalRequest,
   type Approver,
   DENY_ALL_APPROVER,
+  type NetworkApprovalTarget,
+  networkApprovalReason,
   REJECTED_BY_USER,
   SANDBOX_RETRY_REASON,
 } from './orchestrator/approval.ts';

@@ -1,5 +1,6 @@
-import type { ExecBackend } from '@execd/exec-server';
-import type { ExecEnvPolicy, PermissionProfileName } from '@execd/protocol';
+import type { ExecBackend, ExecProcess } from '@execd/exec-server';
+import type { NetworkPolicyDecider } from '@execd/exec-server/client';
+import type { ExecEnvPolicy, ExecParams, PermissionProfileName } from '@execd/protocol';
 import type { Shell } from '../tools/shell.ts';
 
 /**
@@ -28,13 +29,44 @@ export interface ExecEnvironment extends AsyncDisposable {
   readonly allowLoginShell: boolean;
   /** Ask the executor to capture the login shell once and restore it (shell snapshot V2). */
   readonly shellSnapshot: boolean;
+  /** The managed network of sandboxed commands, if any (else their network is on or off). */
+  readonly managedNetwork: ManagedNetworkOptions | undefined;
   /**
    * The exec-server backend: the remote connection, or (local) an in-process backend created
-   * on first use, which runs commands that need a shell snapshot.
+   * on first use, which runs commands that need a shell snapshot or a managed network.
    */
   execBackend(): Promise<ExecBackend>;
+  /**
+   * Starts a process on the exec-server backend; `networkPolicyDecider` answers the managed
+   * network's questions about this process (hosts no pattern covers).
+   */
+  startProcess(params: ExecParams, options?: StartProcessOptions): Promise<ExecProcess>;
   /** Releases the backend (terminating what it still runs). Idempotent. */
   close(): Promise<void>;
+}
+
+/**
+ * A managed network for sandboxed commands (`sandbox.network: proxied`): they reach only the
+ * allowed hosts, through a proxy on the executor; hosts no pattern covers are put to the host's
+ * Approver (purpose `network`) while the command waits.
+ */
+export interface ManagedNetworkOptions {
+  /** Host patterns allowed (`*.npmjs.org`, `example.com:8443`, `**.github.com`). */
+  readonly allowedDomains?: readonly string[] | undefined;
+  /** Host patterns denied; deny wins. */
+  readonly deniedDomains?: readonly string[] | undefined;
+  /** Ports on the executor's loopback the command may use. */
+  readonly loopbackPorts?: readonly number[] | undefined;
+  /** Ask about hosts no pattern covers (default true); false denies them. */
+  readonly askForUnknownHosts?: boolean | undefined;
+  /** How long the executor waits for an answer before denying (default: the executor's, 30 s). */
+  readonly decisionTimeoutMs?: number | undefined;
+}
+
+/** Options of {@link ExecEnvironment.startProcess}. */
+export interface StartProcessOptions {
+  /** Answers this process's managed-network questions. */
+  readonly networkPolicyDecider?: NetworkPolicyDecider | undefined;
 }
 
 /** The default shell environment policy: inherit everything but credential-looking names. */
@@ -62,4 +94,6 @@ export interface ExecEnvironmentOptions {
   readonly allowLoginShell?: boolean | undefined;
   /** Restore a captured login shell for `-lc` commands (default false). */
   readonly shellSnapshot?: boolean | undefined;
+  /** A managed network for sandboxed commands (default: none). */
+  readonly managedNetwork?: ManagedNetworkOptions | undefined;
 }

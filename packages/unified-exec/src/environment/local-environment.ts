@@ -1,8 +1,21 @@
 import { isAbsolute, resolve } from 'node:path';
-import { type ExecBackend, LocalBackend, type LocalBackendOptions, type Logger } from '@execd/exec-server';
-import { type ExecEnvPolicy, ExecError, type PermissionProfileName } from '@execd/protocol';
+import {
+  type ExecBackend,
+  type ExecProcess,
+  LocalBackend,
+  type LocalBackendOptions,
+  type Logger,
+} from '@execd/exec-server';
+import { type ExecEnvPolicy, ExecError, type ExecParams, type PermissionProfileName } from '@execd/protocol';
 import { Shell } from '../tools/shell.ts';
-import { DEFAULT_ENV_POLICY, type ExecEnvironment, type ExecEnvironmentOptions } from './exec-environment.ts';
+import {
+  DEFAULT_ENV_POLICY,
+  type ExecEnvironment,
+  type ExecEnvironmentOptions,
+  type ManagedNetworkOptions,
+  type StartProcessOptions,
+} from './exec-environment.ts';
+import { NetworkDeciders, withCloseHook } from './network-deciders.ts';
 
 /** Options of a LocalExecEnvironment. */
 export interface LocalExecEnvironmentOptions extends ExecEnvironmentOptions {
@@ -30,7 +43,9 @@ export class LocalExecEnvironment implements ExecEnvironment {
   readonly envPolicy: ExecEnvPolicy;
   readonly allowLoginShell: boolean;
   readonly shellSnapshot: boolean;
+  readonly managedNetwork: ManagedNetworkOptions | undefined;
   readonly #backendOptions: LocalBackendOptions;
+  readonly #deciders = new NetworkDeciders();
   #backend: LocalBackend | undefined;
   #closing: Promise<void> | undefined;
 
@@ -45,8 +60,10 @@ export class LocalExecEnvironment implements ExecEnvironment {
     this.envPolicy = options.envPolicy ?? DEFAULT_ENV_POLICY;
     this.allowLoginShell = options.allowLoginShell ?? true;
     this.shellSnapshot = options.shellSnapshot ?? false;
+    this.managedNetwork = options.managedNetwork;
     this.#backendOptions = {
       ...(options.logger === undefined ? {} : { logger: options.logger }),
+      networkPolicyRequester: this.#deciders.requester,
       ...options.backendOptions,
     };
   }
@@ -56,6 +73,20 @@ export class LocalExecEnvironment implements ExecEnvironment {
     if (this.#closing !== undefined) throw new ExecError('invalidRequest', 'the local environment is closed');
     this.#backend ??= new LocalBackend(this.#backendOptions);
     return this.#backend;
+  }
+
+  /** Starts a process on the in-process backend; `networkPolicyDecider` answers its network questions. */
+  async startProcess(params: ExecParams, options: StartProcessOptions = {}): Promise<ExecProcess> {
+    const backend = await this.execBackend();
+    const decider = options.networkPolicyDecider;
+    if (decider === undefined) return backend.start(params);
+    const registration = this.#deciders.register(params.processId, decider);
+    try {
+      return withCloseHook(await backend.start(params), () => registration[Symbol.dispose]());
+    } catch (error) {
+      registration[Symbol.dispose]();
+      throw error;
+    }
   }
 
   /** Kills what the in-process backend still runs. Idempotent. */

@@ -1,14 +1,25 @@
 import { posix } from 'node:path';
-import type { ExecBackend, Logger } from '@execd/exec-server';
-import { type ExecServerClientOptions, RemoteBackend } from '@execd/exec-server/client';
+import type { ExecBackend, ExecProcess, Logger } from '@execd/exec-server';
+import {
+  type ExecServerClientOptions,
+  RemoteBackend,
+  type RemoteStartOptions,
+} from '@execd/exec-server/client';
 import {
   type EnvironmentInfo,
   type ExecEnvPolicy,
+  type ExecParams,
   fileUriToPath,
   type PermissionProfileName,
 } from '@execd/protocol';
 import { Shell, type ShellType } from '../tools/shell.ts';
-import { DEFAULT_ENV_POLICY, type ExecEnvironment, type ExecEnvironmentOptions } from './exec-environment.ts';
+import {
+  DEFAULT_ENV_POLICY,
+  type ExecEnvironment,
+  type ExecEnvironmentOptions,
+  type ManagedNetworkOptions,
+  type StartProcessOptions,
+} from './exec-environment.ts';
 
 /** Options of a RemoteExecEnvironment built around a backend. */
 export interface RemoteExecEnvironmentOptions extends ExecEnvironmentOptions {
@@ -53,6 +64,7 @@ export class RemoteExecEnvironment implements ExecEnvironment {
   readonly envPolicy: ExecEnvPolicy;
   readonly allowLoginShell: boolean;
   readonly shellSnapshot: boolean;
+  readonly managedNetwork: ManagedNetworkOptions | undefined;
   /** What the server reported about itself. */
   readonly info: EnvironmentInfo;
   readonly #backend: ExecBackend;
@@ -72,6 +84,7 @@ export class RemoteExecEnvironment implements ExecEnvironment {
     this.envPolicy = options.envPolicy ?? DEFAULT_ENV_POLICY;
     this.allowLoginShell = options.allowLoginShell ?? true;
     this.shellSnapshot = options.shellSnapshot ?? false;
+    this.managedNetwork = options.managedNetwork;
   }
 
   /** Connects to an exec-server (`ws://…`), reads its `environment/info`, and wraps it. */
@@ -93,6 +106,16 @@ export class RemoteExecEnvironment implements ExecEnvironment {
   /** The connection to the exec-server. */
   async execBackend(): Promise<ExecBackend> {
     return this.#backend;
+  }
+
+  /** Starts a process on the server; the decider answers its `network/policyRequest`s. */
+  startProcess(params: ExecParams, options: StartProcessOptions = {}): Promise<ExecProcess> {
+    const start = this.#backend.start.bind(this.#backend) as (
+      params: ExecParams,
+      options?: RemoteStartOptions,
+    ) => Promise<ExecProcess>;
+    // A RemoteBackend takes per-start options; another ExecBackend ignores them.
+    return start(params, { networkPolicyDecider: options.networkPolicyDecider });
   }
 
   /** Terminates what this connection started and closes it. Idempotent. */

@@ -3,8 +3,19 @@ import type { ApprovalPolicy } from '../tools/exec-command-policy.ts';
 /** What the host answers to an approval request (the original's `ReviewDecision`, reduced). */
 export type ApprovalDecision = 'approved' | 'approved_for_session' | 'denied' | 'abort';
 
-/** Why approval is asked: before the first attempt, or to retry without the sandbox after a denial. */
-export type ApprovalPurpose = 'initial' | 'sandbox_retry';
+/**
+ * Why approval is asked: before the first attempt, to retry without the sandbox after a denial,
+ * or (managed network) to let a running command reach a host no allow/deny pattern covers.
+ */
+export type ApprovalPurpose = 'initial' | 'sandbox_retry' | 'network';
+
+/** The connection a `network` approval is about. */
+export interface NetworkApprovalTarget {
+  readonly host: string;
+  readonly port: number;
+  /** `http`, `https_connect` or `socks5_tcp`. */
+  readonly protocol: string;
+}
 
 /** One question to the person (or policy engine) behind the host. */
 export interface ApprovalRequest {
@@ -19,8 +30,13 @@ export interface ApprovalRequest {
   /** The environment it runs in. */
   readonly environmentId: string;
   readonly purpose: ApprovalPurpose;
-  /** The model's justification (initial escalation) or `command failed; retry without sandbox?`. */
+  /**
+   * The model's justification (initial escalation), `command failed; retry without sandbox?`, or
+   * `Network access to "host" is blocked by policy.`.
+   */
   readonly reason: string | undefined;
+  /** For `network`: the connection the command attempts. */
+  readonly network?: NetworkApprovalTarget | undefined;
 }
 
 /**
@@ -37,6 +53,11 @@ export const SANDBOX_RETRY_REASON = 'command failed; retry without sandbox?';
 
 /** The rejection text when approval is denied or aborted (as the original). */
 export const REJECTED_BY_USER = 'rejected by user';
+
+/** The question of a `network` approval (the original's retry reason for a blocked host). */
+export function networkApprovalReason(host: string): string {
+  return `Network access to "${host}" is blocked by policy.`;
+}
 
 /** Whether a denial under this policy may be retried without the sandbox after asking. */
 export function wantsNoSandboxApproval(policy: ApprovalPolicy): boolean {

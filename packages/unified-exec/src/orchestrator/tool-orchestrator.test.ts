@@ -154,3 +154,49 @@ describe('ToolOrchestrator', () => {
     );
   });
 });
+
+describe('ToolOrchestrator.approveNetwork', () => {
+  const target = { host: 'ask.test', port: 8080, protocol: 'http' };
+
+  test('asks with the original reason; approved_for_session is remembered per host and port', async () => {
+    const asked: ApprovalRequest[] = [];
+    const orchestrator = new ToolOrchestrator({
+      approvalPolicy: 'on-failure',
+      approver: (approval) => {
+        asked.push(approval);
+        return 'approved_for_session';
+      },
+    });
+    expect(await orchestrator.approveNetwork(request, target)).toBe(true);
+    expect(await orchestrator.approveNetwork(request, target)).toBe(true);
+    expect(await orchestrator.approveNetwork(request, { ...target, port: 8081 })).toBe(true);
+    expect(asked).toEqual([
+      expect.objectContaining({
+        purpose: 'network',
+        reason: 'Network access to "ask.test" is blocked by policy.',
+        network: target,
+      }),
+      expect.objectContaining({ network: { ...target, port: 8081 } }),
+    ]);
+  });
+
+  test('never: denied without asking; a denial is not remembered', async () => {
+    const asked: ApprovalRequest[] = [];
+    const never = new ToolOrchestrator({
+      approvalPolicy: 'never',
+      approver: (approval) => {
+        asked.push(approval);
+        return 'approved';
+      },
+    });
+    expect(await never.approveNetwork(request, target)).toBe(false);
+    expect(asked).toEqual([]);
+    const answers: ApprovalDecision[] = ['denied', 'approved'];
+    const asking = new ToolOrchestrator({
+      approvalPolicy: 'untrusted',
+      approver: () => answers.shift() ?? 'denied',
+    });
+    expect(await asking.approveNetwork(request, target)).toBe(false);
+    expect(await asking.approveNetwork(request, target)).toBe(true);
+  });
+});

@@ -8,7 +8,9 @@ import {
   type ApprovalPurpose,
   type Approver,
   DENY_ALL_APPROVER,
+  type NetworkApprovalTarget,
   needsInitialApproval,
+  networkApprovalReason,
   REJECTED_BY_USER,
   SANDBOX_RETRY_REASON,
   wantsNoSandboxApproval,
@@ -59,6 +61,8 @@ export class ToolOrchestrator {
   readonly #logger: Logger | undefined;
   // Commands approved for the session (`approved_for_session`): not asked again.
   readonly #sessionApprovals = new Set<string>();
+  // Hosts approved for the session (`approved_for_session` of a network approval), per environment.
+  readonly #sessionHosts = new Set<string>();
 
   constructor(options: ToolOrchestratorOptions = {}) {
     this.#policy = options.approvalPolicy ?? 'on-request';
@@ -101,6 +105,20 @@ export class ToolOrchestrator {
     }
   }
 
+  /**
+   * Decides a managed-network question about a host no pattern covers (the executor's
+   * `network/policyRequest`): never asked under `never` (denied), remembered per environment and
+   * `host:port` after `approved_for_session`. True allows the connection.
+   */
+  async approveNetwork(request: OrchestratorRequest, target: NetworkApprovalTarget): Promise<boolean> {
+    const key = JSON.stringify([request.environmentId, target.host, target.port]);
+    if (this.#sessionHosts.has(key)) return true;
+    if (this.#policy === 'never') return false;
+    const decision = await this.#decide(request, 'network', networkApprovalReason(target.host), target);
+    if (decision === 'approved_for_session') this.#sessionHosts.add(key);
+    return isApproval(decision);
+  }
+
   async #requireApproval(
     request: OrchestratorRequest,
     purpose: ApprovalPurpose,
@@ -116,6 +134,7 @@ export class ToolOrchestrator {
     request: OrchestratorRequest,
     purpose: ApprovalPurpose,
     reason?: string,
+    network?: NetworkApprovalTarget,
   ): Promise<ApprovalDecision> {
     try {
       const decision = await this.#approver({
@@ -126,6 +145,7 @@ export class ToolOrchestrator {
         environmentId: request.environmentId,
         purpose,
         reason,
+        ...(network === undefined ? {} : { network }),
       });
       this.#logger?.debug('unified-exec: approval decision', {
         purpose,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ExecProcess, Logger } from '@execd/exec-server';
+import type { NetworkPolicyDecider } from '@execd/exec-server/client';
 import {
   ExecError,
   type ExecParams,
@@ -10,6 +11,7 @@ import {
 import { sandboxFromContext, spawnProcess } from '@execd/sandboxing';
 import type { ExecEnvironment } from '../environment/exec-environment.ts';
 import { UnifiedExecError } from '../errors.ts';
+import type { NetworkApprovalTarget } from '../orchestrator/approval.ts';
 import type { SandboxAttempt } from '../orchestrator/tool-orchestrator.ts';
 import { ExecServerDriver } from '../process/exec-server-driver.ts';
 import { LocalSpawnDriver } from '../process/local-spawn-driver.ts';
@@ -30,6 +32,8 @@ export interface LaunchRequest {
   readonly shellSnapshot: ShellSnapshotRequest | undefined;
   readonly environment: ExecEnvironment;
   readonly earlyExitGraceMs: number;
+  /** Decides the managed network's questions about hosts no pattern covers (true allows). */
+  readonly approveNetwork?: ((target: NetworkApprovalTarget) => Promise<boolean>) | undefined;
   readonly logger?: Logger | undefined;
 }
 
@@ -40,7 +44,7 @@ export function sandboxContextFor(environment: ExecEnvironment): SandboxContext 
     workspaceRoots: environment.workspaceRoots?.map((root) => pathToFileUri(root)),
     networkAccess: environment.networkAccess,
     writableRoots: undefined,
-    network: undefined,
+    network: environment.managedNetwork === undefined ? undefined : 'proxied',
     excludeTmpdirEnvVar: undefined,
     excludeSlashTmp: undefined,
     mode: 'auto',
@@ -70,6 +74,7 @@ export function execServerParams(
   const env = { ...request.env.execServerOverlay };
   // The snapshot restores the login shell's PATH; an overlay PATH would override it.
   if (request.shellSnapshot !== undefined) delete env.PATH;
+  const network = sandbox === undefined ? undefined : request.environment.managedNetwork;
   return {
     processId: execServerProcessId(
       request.processId,
@@ -84,10 +89,31 @@ export function execServerParams(
     pipeStdin: false,
     arg0: undefined,
     sandbox,
-    enforceManagedNetwork: false,
-    managedNetwork: undefined,
-    networkProxy: undefined,
+    enforceManagedNetwork: network !== undefined,
+    managedNetwork:
+      network === undefined
+        ? undefined
+        : { loopbackPorts: [...(network.loopbackPorts ?? [])], allowLocalBinding: false },
+    networkProxy:
+      network === undefined
+        ? undefined
+        : {
+            allowedDomains: [...(network.allowedDomains ?? [])],
+            deniedDomains: [...(network.deniedDomains ?? [])],
+            policyCallbacks: network.askForUnknownHosts ?? true,
+            policyDecisionTimeoutMs: network.decisionTimeoutMs,
+          },
   };
+}
+
+/** The executor's `network/policyRequest` answered by the host's approval. */
+function networkDecider(request: LaunchRequest): NetworkPolicyDecider | undefined {
+  const approve = request.approveNetwork;
+  if (approve === undefined) return undefined;
+  return async ({ request: target }) =>
+    (await approve({ host: target.host, port: target.port, protocol: target.protocol }))
+      ? { type: 'allow' }
+      : { type: 'deny', reason: 'denied by the user' };
 }
 
 /**
@@ -105,18 +131,23 @@ export async function launchAttempt(
   const { environment } = request;
   const sandbox = attempt.sandboxed ? sandboxContextFor(environment) : undefined;
   const options = { tty: request.tty, earlyExitGraceMs: request.earlyExitGraceMs, logger: request.logger };
-  if (environment.isRemote || request.shellSnapshot !== undefined) {
+  const managed = sandbox !== undefined && environment.managedNetwork !== undefined;
+  // A remote environment, a shell snapshot and a managed network all need an exec-server.
+  if (environment.isRemote || request.shellSnapshot !== undefined || managed) {
     let started: ExecProcess;
     try {
-      const backend = await environment.execBackend();
       const params = execServerParams(request, sandbox, attempt.retry);
+      const options = managed ? { networkPolicyDecider: networkDecider(request) } : {};
       try {
-        started = await backend.start(params);
+        started = await environment.startProcess(params, options);
       } catch (error) {
         // The executor still retains a finished process under the plain id (ids are reused):
         // start under a fresh suffixed id instead, as the original does for sandboxed launches.
         if (!isDuplicateProcessId(error) || params.processId !== String(request.processId)) throw error;
-        started = await backend.start({ ...params, processId: execServerProcessId(request.processId, true) });
+        started = await environment.startProcess(
+          { ...params, processId: execServerProcessId(request.processId, true) },
+          options,
+        );
       }
     } catch (error) {
       throw UnifiedExecError.createProcess(error instanceof Error ? error.message : String(error), error);

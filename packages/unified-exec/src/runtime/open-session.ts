@@ -34,33 +34,35 @@ export async function openSession(
     ...(context.sessionId === undefined ? {} : { sessionId: context.sessionId }),
   });
   const shellSnapshot = shellSnapshotRequest(request, context.threadId);
+  const orchestration = {
+    callId: request.callId,
+    processId: request.processId,
+    command: request.command,
+    cwd: request.cwd,
+    environmentId: environment.id,
+    sandboxPermissions: request.sandboxPermissions,
+    justification: request.justification,
+    // A managed network confines even a full-access profile.
+    sandboxable:
+      environment.permissionProfile !== 'danger-full-access' || environment.managedNetwork !== undefined,
+  };
   try {
-    return await orchestrator.run(
-      {
-        callId: request.callId,
-        processId: request.processId,
-        command: request.command,
-        cwd: request.cwd,
-        environmentId: environment.id,
-        sandboxPermissions: request.sandboxPermissions,
-        justification: request.justification,
-        sandboxable: environment.permissionProfile !== 'danger-full-access',
-      },
-      (attempt) =>
-        launchAttempt(
-          {
-            processId: request.processId,
-            command: request.command,
-            cwd: request.cwd,
-            tty: request.tty,
-            env,
-            shellSnapshot,
-            environment,
-            earlyExitGraceMs: context.earlyExitGraceMs,
-            logger: context.logger,
-          },
-          attempt,
-        ),
+    return await orchestrator.run(orchestration, (attempt) =>
+      launchAttempt(
+        {
+          processId: request.processId,
+          command: request.command,
+          cwd: request.cwd,
+          tty: request.tty,
+          env,
+          shellSnapshot,
+          environment,
+          earlyExitGraceMs: context.earlyExitGraceMs,
+          approveNetwork: (target) => orchestrator.approveNetwork(orchestration, target),
+          logger: context.logger,
+        },
+        attempt,
+      ),
     );
   } catch (error) {
     if (UnifiedExecError.isUnifiedExecError(error) && error.kind === 'sandboxDenied' && error.deniedOutput) {

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { NetworkResolver } from '@execd/network-proxy';
 import {
   type ExecEnvironment,
   LocalExecEnvironment,
@@ -22,6 +23,8 @@ export interface HarnessOptions {
   readonly environment?: LocalExecEnvironmentOptions;
   /** The turn's truncation policy of the tools. */
   readonly turnPolicy?: TruncationPolicy;
+  /** Name resolution of managed-network proxies (maps test host names; the real network is never used). */
+  readonly networkResolver?: NetworkResolver;
 }
 
 /** A manager, its tools and one environment rooted in a fresh temp directory. */
@@ -49,7 +52,8 @@ function parsedOrThrow(result: ToolCallResult): ParsedToolText {
 /** The remote environment factory (set by the remote suite helper once the client exists). */
 export type RemoteEnvironmentFactory = (
   options: LocalExecEnvironmentOptions & { cwd: string },
-) => Promise<ExecEnvironment & { closeServer?: () => Promise<void> }>;
+  server: { readonly networkResolver?: NetworkResolver | undefined },
+) => Promise<ExecEnvironment>;
 
 let remoteFactory: RemoteEnvironmentFactory | undefined;
 
@@ -73,10 +77,16 @@ export async function createHarness(mode: HarnessMode, options: HarnessOptions =
     cwd: options.environment?.cwd ?? dir,
   };
   let environment: ExecEnvironment;
-  if (mode === 'local') environment = new LocalExecEnvironment(environmentOptions);
-  else {
+  if (mode === 'local') {
+    environment = new LocalExecEnvironment({
+      ...environmentOptions,
+      ...(options.networkResolver === undefined
+        ? {}
+        : { backendOptions: { networkResolver: options.networkResolver } }),
+    });
+  } else {
     if (remoteFactory === undefined) throw new Error('no remote environment factory registered');
-    environment = await remoteFactory(environmentOptions);
+    environment = await remoteFactory(environmentOptions, { networkResolver: options.networkResolver });
   }
   const manager = new UnifiedExecProcessManager({ processIds: 'deterministic', ...options.manager });
   const tools = new UnifiedExecTools({ manager, environments: environment, turnPolicy: options.turnPolicy });

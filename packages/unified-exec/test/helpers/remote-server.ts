@@ -7,8 +7,13 @@ import { setRemoteEnvironmentFactory } from './harness.ts';
  * through the client; closing the environment also stops that server.
  */
 export function useRemoteHarnesses(): void {
-  setRemoteEnvironmentFactory(async (options) => {
-    const server = await startExecServer({ listen: 'ws://127.0.0.1:0' });
+  setRemoteEnvironmentFactory(async (options, serverOptions) => {
+    const server = await startExecServer({
+      listen: 'ws://127.0.0.1:0',
+      ...(serverOptions.networkResolver === undefined
+        ? {}
+        : { processTable: { networkResolver: serverOptions.networkResolver } }),
+    });
     try {
       const environment = await RemoteExecEnvironment.connect({ ...options, url: server.url });
       const closeEnvironment = environment.close.bind(environment);

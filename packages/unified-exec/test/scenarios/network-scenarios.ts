@@ -1,0 +1,77 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createStaticResolver } from '@execd/network-proxy';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { ApprovalDecision, ApprovalRequest } from '../../src/index.ts';
+import { createHarness, type HarnessMode } from '../helpers/harness.ts';
+
+// The test host names all resolve to 127.0.0.1 in the proxy; the real network is never used.
+const RESOLVER = createStaticResolver({
+  'allowed.test': '127.0.0.1',
+  'denied.test': '127.0.0.1',
+  'ask.test': '127.0.0.1',
+  'refused.test': '127.0.0.1',
+});
+
+/** A managed network: allow/deny patterns, and unknown hosts put to the Approver (purpose `network`). */
+export function defineNetworkScenarios(mode: HarnessMode): void {
+  describe.skipIf(process.platform !== 'linux')(`${mode}: managed network`, () => {
+    const server = createServer((request, response) =>
+      response.end(`hello ${request.headers.host}${request.url}`),
+    );
+    let port = 0;
+    beforeAll(async () => {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      port = (server.address() as AddressInfo).port;
+    });
+    afterAll(async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+
+    const curl = (host: string): string =>
+      `curl -sS --max-time 30 -w ' status=%{http_code}\\n' http://${host}:${port}/x 2>&1`;
+
+    test('allowed hosts pass, denied ones get 403, unknown ones are asked and follow the answer', async () => {
+      const asked: ApprovalRequest[] = [];
+      const approver = (request: ApprovalRequest): ApprovalDecision => {
+        asked.push(request);
+        return request.network?.host === 'ask.test' ? 'approved' : 'denied';
+      };
+      await using h = await createHarness(mode, {
+        manager: { approvalPolicy: 'on-request', approver },
+        environment: {
+          permissionProfile: 'workspace-write',
+          managedNetwork: {
+            allowedDomains: ['allowed.test'],
+            deniedDomains: ['denied.test'],
+            loopbackPorts: [port],
+          },
+        },
+        networkResolver: RESOLVER,
+      });
+      const allowed = await h.execParsed({ cmd: curl('allowed.test'), yield_time_ms: 30_000 });
+      expect(allowed.output).toBe(`hello allowed.test:${port}/x status=200\n`);
+      const approved = await h.execParsed({ cmd: curl('ask.test'), yield_time_ms: 30_000 });
+      expect(approved.output).toBe(`hello ask.test:${port}/x status=200\n`);
+      expect(asked).toEqual([
+        expect.objectContaining({
+          purpose: 'network',
+          reason: 'Network access to "ask.test" is blocked by policy.',
+          network: { host: 'ask.test', port, protocol: 'http' },
+          processId: 1000,
+        }),
+      ]);
+      const refused = await h.execParsed({ cmd: `${curl('refused.test')}; exit 7`, yield_time_ms: 30_000 });
+      expect(refused.output).toContain('status=403');
+      expect(refused.exitCode).toBe(7);
+      const denied = await h.execParsed({ cmd: `${curl('denied.test')}; exit 7`, yield_time_ms: 30_000 });
+      expect(denied.output).toContain('status=403');
+      // Only the unknown hosts were asked (and, after each refusal, whether to retry unsandboxed).
+      expect(
+        asked.filter((request) => request.purpose === 'network').map((request) => request.network?.host),
+      ).toEqual(['ask.test', 'refused.test']);
+      expect(asked.filter((request) => request.purpose === 'sandbox_retry')).toHaveLength(2);
+    });
+  });
+}
