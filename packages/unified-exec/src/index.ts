@@ -34,6 +34,7 @@ export {
   type ManagedNetworkOptions,
   type StartProcessOptions,
 } from './environment/exec-environment.ts';
+export { execEnvironmentFrom } from './environment/from-environment.ts';
 export { LocalExecEnvironment, type LocalExecEnvironmentOptions } from './environment/local-environment.ts';
 export {
   type ConnectRemoteEnvironmentOptions,

@@ -25,6 +25,11 @@ export interface LocalExecEnvironmentOptions extends ExecEnvironmentOptions {
   readonly shell?: string | undefined;
   /** Options of the in-process exec-server backend (shell-snapshot launches). */
   readonly backendOptions?: LocalBackendOptions | undefined;
+  /**
+   * Use this backend (owned from now on) instead of creating one; its own network-policy
+   * requester then answers managed-network questions.
+   */
+  readonly backend?: ExecBackend | undefined;
   readonly logger?: Logger | undefined;
 }
 
@@ -46,7 +51,7 @@ export class LocalExecEnvironment implements ExecEnvironment {
   readonly managedNetwork: ManagedNetworkOptions | undefined;
   readonly #backendOptions: LocalBackendOptions;
   readonly #deciders = new NetworkDeciders();
-  #backend: LocalBackend | undefined;
+  #backend: ExecBackend | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(options: LocalExecEnvironmentOptions = {}) {
@@ -61,6 +66,7 @@ export class LocalExecEnvironment implements ExecEnvironment {
     this.allowLoginShell = options.allowLoginShell ?? true;
     this.shellSnapshot = options.shellSnapshot ?? false;
     this.managedNetwork = options.managedNetwork;
+    this.#backend = options.backend;
     this.#backendOptions = {
       ...(options.logger === undefined ? {} : { logger: options.logger }),
       networkPolicyRequester: this.#deciders.requester,
