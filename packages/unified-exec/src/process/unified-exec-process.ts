@@ -109,12 +109,10 @@ export class UnifiedExecProcess {
       },
       exited: (exitCode, sandboxDenied) => {
         if (sandboxDenied) this.#executorSandboxDenied = true;
-        if (this.#exited) return;
-        this.#exited = true;
-        this.#exitCode = exitCode;
+        // A terminate marks the process exited first; its real code, when it comes, still counts.
+        this.#exitCode ??= exitCode;
         this.#logger?.debug('unified-exec: process exited', { exitCode });
-        this.#exitedSignal.resolve();
-        this.#changed.notify();
+        this.#markExited();
       },
       closed: () => this.#markClosed(),
       failed: (message) => {

@@ -137,16 +137,16 @@ export async function launchAttempt(
     let started: ExecProcess;
     try {
       const params = execServerParams(request, sandbox, attempt.retry);
-      const options = managed ? { networkPolicyDecider: networkDecider(request) } : {};
+      const startOptions = managed ? { networkPolicyDecider: networkDecider(request) } : {};
       try {
-        started = await environment.startProcess(params, options);
+        started = await environment.startProcess(params, startOptions);
       } catch (error) {
         // The executor still retains a finished process under the plain id (ids are reused):
         // start under a fresh suffixed id instead, as the original does for sandboxed launches.
         if (!isDuplicateProcessId(error) || params.processId !== String(request.processId)) throw error;
         started = await environment.startProcess(
           { ...params, processId: execServerProcessId(request.processId, true) },
-          options,
+          startOptions,
         );
       }
     } catch (error) {
