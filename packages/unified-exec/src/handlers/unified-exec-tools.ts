@@ -57,21 +57,25 @@ export class UnifiedExecTools {
 
   /** Handles an exec_command call. */
   execCommand(args: unknown, options: ToolCallOptions = {}): Promise<ToolCallResult> {
-    return handleExecCommand(
-      {
-        manager: this.manager,
-        environments: this.environments,
-        execPermissionApprovals: this.#options.execPermissionApprovals,
-        turnPolicy: this.#options.turnPolicy,
-      },
-      args,
-      options,
+    return neverThrows('exec_command', () =>
+      handleExecCommand(
+        {
+          manager: this.manager,
+          environments: this.environments,
+          execPermissionApprovals: this.#options.execPermissionApprovals,
+          turnPolicy: this.#options.turnPolicy,
+        },
+        args,
+        options,
+      ),
     );
   }
 
   /** Handles a write_stdin call. */
   writeStdin(args: unknown): Promise<ToolCallResult> {
-    return handleWriteStdin({ manager: this.manager, turnPolicy: this.#options.turnPolicy }, args);
+    return neverThrows('write_stdin', () =>
+      handleWriteStdin({ manager: this.manager, turnPolicy: this.#options.turnPolicy }, args),
+    );
   }
 
   /** Dispatches a call by tool name; an unknown name is answered with an error text. */
@@ -79,5 +83,14 @@ export class UnifiedExecTools {
     if (name === 'exec_command') return this.execCommand(args, options);
     if (name === 'write_stdin') return this.writeStdin(args);
     return Promise.resolve(errorResult(`unsupported call: ${name}`));
+  }
+}
+
+/** A handler's result, or (for a bug that threw) the error as text: a tool call never throws. */
+async function neverThrows(tool: string, handle: () => Promise<ToolCallResult>): Promise<ToolCallResult> {
+  try {
+    return await handle();
+  } catch (error) {
+    return errorResult(`${tool} failed: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
