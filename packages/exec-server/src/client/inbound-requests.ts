@@ -42,11 +42,6 @@ export class InboundRequests {
     this.#options = options;
   }
 
-  /** Handlers still running. */
-  get running(): number {
-    return this.#running.size;
-  }
-
   /** One request from the server. */
   handle(id: RequestId, method: string, params: unknown): void {
     const handler = this.#options.onNetworkPolicyRequest;
