@@ -1,3 +1,4 @@
+import { closeSync, constants, openSync } from 'node:fs';
 import { ReadStream } from 'node:tty';
 import { ExecError } from '@execd/protocol';
 import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_PTY_COLS, DEFAULT_PTY_ROWS } from './constants.ts';
@@ -15,6 +16,15 @@ function checkSize(value: number, what: string): number {
     throw new ExecError('invalidParams', `${what} must be an integer in 1..65535, got ${value}`);
   }
   return value;
+}
+
+/** Opens the terminal's slave side without making it our controlling tty; undefined if it cannot. */
+function holdSlave(path: string): number | undefined {
+  try {
+    return openSync(path, constants.O_RDWR | constants.O_NOCTTY);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -60,6 +70,11 @@ export async function spawnPty(options: PtySpawnOptions): Promise<SpawnedProcess
       },
     );
   }
+  // Hold the slave side open until the child is reaped. A program that closes its stdio before
+  // exiting (GNU cat on ^D) would otherwise make the master read EIO while the child still runs;
+  // the master is then destroyed, and closing it hangs up the terminal: SIGHUP, exit 129 instead of 0.
+  const slaveHold = holdSlave(forked.pty);
+  if (slaveHold !== undefined) void exit.then(() => closeSync(slaveHold));
   // Half-open: at EOF the socket must not close the fd before `drainMaster` has read the rest.
   const master = new ReadStream(forked.fd, { allowHalfOpen: true });
   logger.debug('spawned in a pty', {

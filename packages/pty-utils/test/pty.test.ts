@@ -33,6 +33,21 @@ describe('spawnPty', () => {
     await transcript.done;
   });
 
+  test('^D ends a tty cat with exit 0, never a hang-up (the slave side is held until exit)', async () => {
+    // GNU cat closes its stdio before it exits; without the held slave the master reads EIO, is
+    // destroyed, and the kernel hangs up cat while it still runs (exit 129 in a share of runs).
+    for (let run = 0; run < 25; run++) {
+      await using proc = await pty(['cat']);
+      const transcript = new Transcript(proc);
+      await waitForProgram(proc.pid, 'cat');
+      await proc.write('hello\n');
+      await transcript.until(/hello\r?\n.*hello\r?\n/s);
+      await proc.write('\u0004');
+      expect(await proc.exited).toEqual({ exitCode: 0, signal: null });
+      await transcript.done;
+    }
+  });
+
   test('is a session leader with the terminal as its controlling tty', async () => {
     await using proc = await pty(['sh', '-c', 'cat /proc/$$/stat']);
     const { pty: text, stdout, stderr } = await collect(proc);
