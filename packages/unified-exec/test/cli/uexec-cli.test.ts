@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildUexec, runUexec, UexecProcess } from '../helpers/cli.ts';
 import { pidsMatching, uniqueMarker } from '../helpers/processes.ts';
 import { parseToolText } from '../helpers/tool-text.ts';
-import { TTY_CAT } from '../helpers/tty-cat.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 let script: string;
@@ -100,7 +99,7 @@ describe('uexec', () => {
 
   test('interactive write with escapes: a tty cat echoes, Ctrl-D ends it', async () => {
     await using child = new UexecProcess(script, [...FULL_ACCESS, '--cwd', dir]);
-    child.send(`call exec_command ${JSON.stringify({ cmd: TTY_CAT, tty: true, yield_time_ms: 300 })}\n`);
+    child.send(`call exec_command ${JSON.stringify({ cmd: 'cat', tty: true, yield_time_ms: 300 })}\n`);
     const id = await waitFor(() => /Process running with session ID (\d+)/.exec(child.stdout)?.[1], {
       what: 'a session id',
     });

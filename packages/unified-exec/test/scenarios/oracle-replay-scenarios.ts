@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { ApprovalPolicy } from '../../src/index.ts';
 import { createHarness, type HarnessMode } from '../helpers/harness.ts';
-import { TTY_CAT } from '../helpers/tty-cat.ts';
 import { loadScenarioFixtures, normalizeOutput } from '../oracle/fixtures.ts';
 
 /**
@@ -26,8 +25,6 @@ export function defineOracleReplayScenarios(mode: HarnessMode): void {
         let lastSession: string | undefined;
         for (const [index, step] of fixture.steps.entries()) {
           let args = step.raw_arguments.replace(/"\$LAST_SESSION"/, lastSession ?? '1000');
-          // A tty `cat` ended by Ctrl-D needs its terminal held open (see tty-cat.ts).
-          args = args.replace(/^\{"cmd":"cat","tty":true/, `{"cmd":${JSON.stringify(TTY_CAT)},"tty":true`);
           args = args.replace(/("session_id"\s*:\s*)(\d+)/, (whole, prefix: string, id: string) =>
             sessionIds.has(id) ? `${prefix}${sessionIds.get(id)}` : whole,
           );

@@ -4,7 +4,6 @@ import { describe, expect, test } from 'vitest';
 import { STDIN_CLOSED_MESSAGE, type UnifiedExecEvent } from '../../src/index.ts';
 import { createHarness, type HarnessMode } from '../helpers/harness.ts';
 import { pidsMatching, uniqueMarker } from '../helpers/processes.ts';
-import { TTY_CAT } from '../helpers/tty-cat.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /** Sessions: write_stdin, polls, Ctrl-C, stdin closed, unknown ids, termination. */
@@ -23,7 +22,7 @@ export function defineSessionScenarios(mode: HarnessMode): void {
       await using h = await createHarness(mode);
       const events: UnifiedExecEvent[] = [];
       using _subscription = h.manager.onEvent((event) => events.push(event));
-      const start = await h.execParsed({ cmd: TTY_CAT, tty: true, yield_time_ms: 500 });
+      const start = await h.execParsed({ cmd: 'cat', tty: true, yield_time_ms: 500 });
       expect(start).toMatchObject({ sessionId: 1000, exitCode: undefined, output: '' });
       const echoed = await h.writeParsed({ session_id: 1000, chars: 'hello\n', yield_time_ms: 1000 });
       expect(echoed).toMatchObject({ sessionId: 1000, exitCode: undefined, output: 'hello\r\nhello\r\n' });
