@@ -296,3 +296,63 @@ describe('sessions', () => {
     await expectRpc(connect().handler.handleRequest('initialize', { clientName: 't' }), 'internal');
   });
 });
+
+describe('outbound back-pressure', () => {
+  /** A fake table that records the flow control it is given. */
+  class FlowRecordingTable extends FakeProcessTable {
+    readonly pauses: boolean[] = [];
+    setOutputPaused(paused: boolean): void {
+      this.pauses.push(paused);
+    }
+  }
+
+  function setupFlow() {
+    const tables: FlowRecordingTable[] = [];
+    const registry = new SessionRegistry({
+      createProcessTable: () => {
+        const table = new FlowRecordingTable();
+        tables.push(table);
+        return table;
+      },
+    });
+    registries.push(registry);
+    const connect = () => new ConnectionHandler({ registry, environmentInfo: () => INFO, notify: () => {} });
+    return { tables, connect };
+  }
+
+  test('the attached connection pauses and resumes its session table; detach resumes', async () => {
+    const { tables, connect } = setupFlow();
+    const handler = connect();
+    await ready(handler);
+    handler.setOutboundCongested(true);
+    handler.setOutboundCongested(true);
+    handler.setOutboundCongested(false);
+    handler.setOutboundCongested(true);
+    handler.detach();
+    // After detach the connection no longer steers the table.
+    handler.setOutboundCongested(false);
+    handler.setOutboundCongested(true);
+    expect(tables[0]?.pauses).toEqual([true, false, true, false]);
+  });
+
+  test('congestion before initialize applies once the session is attached', async () => {
+    const { tables, connect } = setupFlow();
+    const handler = connect();
+    handler.setOutboundCongested(true);
+    await ready(handler);
+    expect(tables[0]?.pauses).toEqual([true]);
+  });
+
+  test('a resuming connection steers the table; the old one no longer does', async () => {
+    const { tables, connect } = setupFlow();
+    const first = connect();
+    const sessionId = await ready(first);
+    first.setOutboundCongested(true);
+    first.detach();
+    const second = connect();
+    await ready(second, sessionId);
+    first.setOutboundCongested(false);
+    second.setOutboundCongested(true);
+    expect(tables[0]?.pauses).toEqual([true, false, true]);
+  });
+});
