@@ -366,8 +366,12 @@ export class ExecServerClient implements AsyncDisposable {
     try {
       const orphans = [...this.#orphans];
       this.#orphans.clear();
+      // Handled at once: if this attempt fails midway nobody awaits them, and an orphan whose
+      // terminate did not go through is kept for the next attempt.
       const cleanup = orphans.map((processId) =>
-        conn.request('process/terminate', { processId }, { cleanup: true, timeoutMs: remaining() }),
+        conn
+          .request('process/terminate', { processId }, { cleanup: true, timeoutMs: remaining() })
+          .catch(() => this.#orphans.add(processId)),
       );
       await Promise.all(
         this.#router.live().map(async (session) => {
