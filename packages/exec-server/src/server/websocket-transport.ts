@@ -13,7 +13,8 @@ export const WEBSOCKET_KEEPALIVE_INTERVAL_MS = 30_000;
 
 /**
  * A peer that answered none of this many consecutive pings (and sent nothing else) is dead: its
- * socket is destroyed so its session detaches and can be resumed from a new connection.
+ * socket is destroyed so its session detaches and can be resumed from a new connection. Pings
+ * sent while the peer had not yet read everything before them do not count (they wait behind it).
  */
 export const KEEPALIVE_MISSES_BEFORE_TERMINATE = 3;
 
@@ -239,7 +240,11 @@ export class WebSocketTransport implements ConnectionTransport {
   #ping(): void {
     if (this.#socket.readyState !== this.#socket.OPEN) return;
     // While we stopped reading, the peer's pongs sit unread: that is our backlog, not a dead peer.
-    if (this.#paused) this.#missedPings = 0;
+    // While the peer has not read what we sent, our pings wait behind it: a client that reads
+    // slowly (its children held back meanwhile) is not dead either. A dead peer with data in
+    // flight is caught by TCP's retransmission timeout, which ends the socket.
+    if (this.#paused || this.#socket.bufferedAmount > 0) this.#missedPings = 0;
+    this.#logger.trace('keepalive ping', { connection: this.label, missed: this.#missedPings });
     if (this.#missedPings >= KEEPALIVE_MISSES_BEFORE_TERMINATE) {
       this.#logger.warn('peer stopped answering pings; dropping connection', { connection: this.label });
       this.#socket.terminate();

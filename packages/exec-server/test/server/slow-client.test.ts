@@ -5,10 +5,11 @@ import { createHash } from 'node:crypto';
 import { pathToFileUri } from '@execd/protocol';
 import { afterEach, describe, expect, test } from 'vitest';
 import { LocalProcessTable } from '../../src/local/index.ts';
+import { type ExecServerOptions, KEEPALIVE_MISSES_BEFORE_TERMINATE } from '../../src/server/index.ts';
 import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
 import { ProcessTracker } from '../helpers/process-tracker.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
-import { startTestServer, type TestServer } from '../helpers/test-server.ts';
+import { captureLogger, startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 const CWD = pathToFileUri(process.cwd());
@@ -40,9 +41,12 @@ write();
 `;
 
 /** A server whose sessions get real tables this test can watch (`tables[i]` = i-th session). */
-async function startWatchedServer(): Promise<TestServer & { readonly watched: LocalProcessTable[] }> {
+async function startWatchedServer(
+  options: ExecServerOptions = {},
+): Promise<TestServer & { readonly watched: LocalProcessTable[] }> {
   const watched: LocalProcessTable[] = [];
   const server = await startTestServer({
+    ...options,
     createProcessTable: () => {
       const table = new LocalProcessTable({ exitedRetentionMs: 60_000 });
       watched.push(table);
@@ -244,4 +248,32 @@ test('a detached session is not held back: its child runs on into retention', as
   expect(read).toMatchObject({ closed: true, exitCode: 0 });
   // What the detached session could not take was evicted, and the gap is reported.
   expect(read.firstRetainedSeq).toBeGreaterThan(1);
+}, 240_000);
+
+test('a client that reads nothing for many keepalive intervals keeps its connection; its child waits', async () => {
+  const { logger, records } = captureLogger();
+  await using server = await startWatchedServer({ keepaliveIntervalMs: 20, logger });
+  await using client = await RawWsClient.connect(server.url);
+  await client.initialize();
+  const follower = new Follower(client, 'flood');
+  const total = 32 * MIB;
+  await start(client, 'flood', ['head', '-c', String(total), '/dev/zero']);
+  const table = server.watched[0]!;
+  client.pause();
+  await waitFor(() => table.outputPaused, {
+    what: 'the output to be held back',
+    timeoutMs: STREAM_TIMEOUT_MS,
+  });
+  // Its pings wait behind the unread backlog: unanswered, yet no reason to drop the client.
+  const pings = () => records.filter((record) => record.message === 'keepalive ping').length;
+  const before = pings();
+  await waitFor(() => pings() >= before + 2 * KEEPALIVE_MISSES_BEFORE_TERMINATE + 2, {
+    what: 'many unanswered keepalive pings',
+  });
+  expect(table.list().processes[0]?.state).toBe('running');
+  client.resume();
+  await waitFor(() => follower.closed, { what: 'process/closed', timeoutMs: STREAM_TIMEOUT_MS });
+  expect(follower.stdoutBytes).toBe(total);
+  follower.expectCompleteInOrder();
+  expect(client.socket.readyState).toBe(client.socket.OPEN);
 }, 240_000);
