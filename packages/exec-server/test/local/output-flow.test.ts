@@ -21,26 +21,26 @@ afterEach(async () => {
   await tracker.expectNoSurvivors();
 });
 
-function params(argv: string[]): ExecParams {
+function params(argv: string[], tty: boolean): ExecParams {
   return {
     processId: 'proc-1',
     argv,
     cwd: pathToFileUri(tmpdir()),
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-    tty: false,
+    tty,
     pipeStdin: false,
     enforceManagedNetwork: false,
   };
 }
 
 /** A table whose notifications are recorded, paused before anything starts. */
-async function pausedTableRunning(argv: string[]) {
+async function pausedTableRunning(argv: string[], tty = false) {
   const table = new LocalProcessTable({ exitedRetentionMs: 60_000 });
   tables.push(table);
   const events: ProcessNotification[] = [];
   table.subscribe((notification) => events.push(notification));
   table.setOutputPaused(true);
-  await table.start(params(argv));
+  await table.start(params(argv, tty));
   tracker.track(table);
   const pid = table.list().processes[0]?.pid;
   if (pid === undefined) throw new Error('no pid');
@@ -73,22 +73,28 @@ function expectInSeqOrder(events: readonly ProcessNotification[], exitCode: numb
   expect(sequenced.at(-2)?.params).toMatchObject({ exitCode });
 }
 
-test('a paused table blocks its child in write, keeps answering, and loses nothing on resume', async () => {
-  const total = 8 * MIB;
-  const { table, events, pid } = await pausedTableRunning(['head', '-c', String(total), '/dev/zero']);
-  await waitFor(() => blockedWritingStdout(pid), { what: 'the child to block in write' });
-  // At most the chunk in hand when the pause took effect was taken.
-  expect(events.length).toBeLessThanOrEqual(1);
-  const read = await table.read({ processId: 'proc-1', afterSeq: 0, waitMs: 0 });
-  expect(read).toMatchObject({ exited: false, closed: false });
-  expect(read.firstRetainedSeq).toBeUndefined();
-  expect(table.list().processes[0]?.state).toBe('running');
+test.each([
+  ['pipes', false],
+  ['a PTY', true],
+])(
+  'a paused table blocks its child (%s) in write, keeps answering, and loses nothing on resume',
+  async (_, tty) => {
+    const total = 8 * MIB;
+    const { table, events, pid } = await pausedTableRunning(['head', '-c', String(total), '/dev/zero'], tty);
+    await waitFor(() => blockedWritingStdout(pid), { what: 'the child to block in write' });
+    // At most the chunk in hand when the pause took effect was taken.
+    expect(events.length).toBeLessThanOrEqual(1);
+    const read = await table.read({ processId: 'proc-1', afterSeq: 0, waitMs: 0 });
+    expect(read).toMatchObject({ exited: false, closed: false });
+    expect(read.firstRetainedSeq).toBeUndefined();
+    expect(table.list().processes[0]?.state).toBe('running');
 
-  table.setOutputPaused(false);
-  await waitFor(() => events.at(-1)?.method === 'process/closed', { what: 'closed', timeoutMs: 60_000 });
-  expect(outputBytes(events)).toBe(total);
-  expectInSeqOrder(events, 0);
-});
+    table.setOutputPaused(false);
+    await waitFor(() => events.at(-1)?.method === 'process/closed', { what: 'closed', timeoutMs: 60_000 });
+    expect(outputBytes(events)).toBe(total);
+    expectInSeqOrder(events, 0);
+  },
+);
 
 test('an exit while paused is announced after the output before it, once resumed', async () => {
   // Less than the child's pipe plus pty-utils' buffer: the child writes it all and exits.
