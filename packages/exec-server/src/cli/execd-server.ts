@@ -21,7 +21,7 @@ const STDOUT_FLUSH_TIMEOUT_MS = 1_000;
 /**
  * The stdio transport's output. Node writes `process.stdout` synchronously when it is a pipe, so
  * a client that stops reading would block the whole server; a non-blocking socket on fd 1 queues
- * instead, which lets the notification gate see the backlog and pause notifications.
+ * instead, which lets the notification gate see the backlog and hold the session's output back.
  */
 function stdioOutput(): NodeJS.WritableStream & { end(callback?: () => void): unknown } {
   try {

@@ -44,8 +44,9 @@ export const CLIENT_EVENT_LOG_MAX_BYTES: number = 1024 * 1024;
 /**
  * How long a hole in the pushed events may stay open before the client fills it with
  * `process/read`. The original server emits output and exit from different tasks, so a short
- * reordering is normal; execd's server drops notifications for a client too slow to take them,
- * and then only a read closes the hole.
+ * reordering is normal; execd's server drops notifications only for a client so slow that its
+ * backlog passes the 16 MiB safety cap (below it the session's output is held back instead), and
+ * then only a read closes the hole.
  */
 export const GAP_FILL_DELAY_MS = 50;
 
