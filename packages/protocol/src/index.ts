@@ -27,6 +27,7 @@ export {
   toWireError,
   type WireError,
 } from './errors.ts';
+export { type LogFields, type Logger, NOOP_LOGGER } from './logger.ts';
 export { errorMessage, notificationMessage, requestMessage, responseMessage } from './messages.ts';
 export {
   type ClientRequestMethod,
