@@ -13,6 +13,7 @@ export {
   MAX_VALUES_PER_MESSAGE,
   sniffCodec,
 } from './codec/index.ts';
+export { Emitter } from './emitter.ts';
 export { classifyMessage, describeIssues, toWireObject } from './envelope.ts';
 export {
   ExecError,
