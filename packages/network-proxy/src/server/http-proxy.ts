@@ -151,30 +151,8 @@ export class HttpProxy {
       client.end(rawResponse(errorResponse(400, 'CONNECT needs host:port')));
       return;
     }
-    const auth = await this.#options.gate.authorize('https', authority.host, authority.port);
-    if (client.destroyed) return;
-    if (!auth.ok) {
-      client.end(
-        rawResponse(auth.denial ? denialResponse(auth.denial) : errorResponse(502, auth.unresolved)),
-      );
-      return;
-    }
-    let upstream: Socket;
-    try {
-      upstream = await connectUpstream({
-        ...auth.request,
-        addresses: auth.addresses,
-        timeoutMs: this.#options.connectTimeoutMs,
-      });
-    } catch (error) {
-      client.end(rawResponse(errorResponse(502, `cannot reach ${req.url}: ${(error as Error).message}`)));
-      return;
-    }
-    this.#options.track(upstream);
-    if (client.destroyed) {
-      upstream.destroy();
-      return;
-    }
+    const upstream = await this.#openUpstream(client, 'https', authority, req.url ?? '');
+    if (!upstream) return;
     // TLS stays end to end: the proxy only splices bytes after this line.
     client.write('HTTP/1.1 200 Connection Established\r\nproxy-agent: execd-network-proxy\r\n\r\n');
     if (head.length > 0) upstream.write(head);
@@ -189,13 +167,35 @@ export class HttpProxy {
       client.end(rawResponse(errorResponse(400, 'this is a proxy: send an absolute http:// URL')));
       return;
     }
-    const auth = await this.#options.gate.authorize('http', target.host, target.port);
-    if (client.destroyed) return;
+    const upstream = await this.#openUpstream(client, 'http', target, target.authority);
+    if (!upstream) return;
+    // Re-send the request head in origin form; the upgrade handshake itself passes through untouched.
+    const headers = forwardableHeaders(req.rawHeaders, new Set(['connection', 'upgrade']));
+    const lines = [`${req.method ?? 'GET'} ${target.path} HTTP/1.1`];
+    for (let i = 0; i + 1 < headers.length; i += 2) lines.push(`${headers[i]}: ${headers[i + 1]}`);
+    upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+    if (head.length > 0) upstream.write(head);
+    splice(client, upstream);
+  }
+
+  /**
+   * Authorizes and connects on behalf of a raw-socket client (CONNECT, upgrade). On a denial, an
+   * unreachable target or a client that went away meanwhile it answers or cleans up itself and
+   * returns undefined; otherwise the tracked upstream socket.
+   */
+  async #openUpstream(
+    client: Socket,
+    protocol: 'http' | 'https',
+    target: { readonly host: string; readonly port: number },
+    label: string,
+  ): Promise<Socket | undefined> {
+    const auth = await this.#options.gate.authorize(protocol, target.host, target.port);
+    if (client.destroyed) return undefined;
     if (!auth.ok) {
       client.end(
         rawResponse(auth.denial ? denialResponse(auth.denial) : errorResponse(502, auth.unresolved)),
       );
-      return;
+      return undefined;
     }
     let upstream: Socket;
     try {
@@ -205,19 +205,15 @@ export class HttpProxy {
         timeoutMs: this.#options.connectTimeoutMs,
       });
     } catch (error) {
-      client.end(
-        rawResponse(errorResponse(502, `cannot reach ${target.authority}: ${(error as Error).message}`)),
-      );
-      return;
+      client.end(rawResponse(errorResponse(502, `cannot reach ${label}: ${(error as Error).message}`)));
+      return undefined;
     }
     this.#options.track(upstream);
-    // Re-send the request head in origin form; the upgrade handshake itself passes through untouched.
-    const headers = forwardableHeaders(req.rawHeaders, new Set(['connection', 'upgrade']));
-    const lines = [`${req.method ?? 'GET'} ${target.path} HTTP/1.1`];
-    for (let i = 0; i + 1 < headers.length; i += 2) lines.push(`${headers[i]}: ${headers[i + 1]}`);
-    upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
-    if (head.length > 0) upstream.write(head);
-    splice(client, upstream);
+    if (client.destroyed) {
+      upstream.destroy();
+      return undefined;
+    }
+    return upstream;
   }
 
   /** Stops reusing upstream connections. */
