@@ -18,6 +18,11 @@ export interface CliServerOptions {
   readonly args?: readonly string[];
   /** Environment of the server (default: this process's). */
   readonly env?: NodeJS.ProcessEnv;
+  /**
+   * File descriptors the server inherits without close-on-exec, by number in the child (as a
+   * supervisor or job runner can leak them): `{ 100: fd }`.
+   */
+  readonly inheritFds?: Readonly<Record<number, number>>;
 }
 
 /** A running `execd-server` child. Dispose it (SIGKILL if still running) with `await using`. */
@@ -50,10 +55,15 @@ export class CliServer implements AsyncDisposable {
   static async start(options: CliServerOptions = {}): Promise<CliServer> {
     const args = options.args ?? [];
     const listen = args.includes('--listen') ? [] : ['--listen', 'ws://127.0.0.1:0'];
+    const stdio: ('pipe' | 'ignore' | number)[] = ['pipe', 'pipe', 'pipe'];
+    for (const [at, fd] of Object.entries(options.inheritFds ?? {})) {
+      while (stdio.length < Number(at)) stdio.push('ignore');
+      stdio[Number(at)] = fd;
+    }
     const child = spawn(process.execPath, [CLI_SCRIPT, ...listen, ...args], {
       env: options.env ?? process.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+      stdio,
+    }) as ChildProcessWithoutNullStreams;
     const server = new CliServer(child);
     try {
       server.url = await waitFor(

@@ -1,9 +1,19 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { planFileSystem } from './file-system-plan.ts';
 import { resolveSandboxPolicy } from './policy.ts';
+import { SandboxRootPins } from './root-pins.ts';
 
 let base: string;
 beforeEach(() => {
@@ -11,7 +21,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(base, { recursive: true, force: true }));
 
-function workspacePlan(cwd: string, extra: string[] = []) {
+function workspacePlan(cwd: string, extra: string[] = [], rootPins = new SandboxRootPins()) {
   const policy = resolveSandboxPolicy(
     {
       profile: 'workspace-write',
@@ -21,13 +31,13 @@ function workspacePlan(cwd: string, extra: string[] = []) {
     cwd,
     { env: {} },
   );
-  return planFileSystem(policy);
+  return planFileSystem(policy, { rootPins });
 }
 
-test('a workspace root protects .git and masks a missing .codex and .agents', () => {
+test('a workspace root protects .git and masks a missing .codex and .agents', async () => {
   const ws = join(base, 'ws');
   mkdirSync(join(ws, '.git'), { recursive: true });
-  const plan = workspacePlan(ws);
+  const plan = await workspacePlan(ws);
   expect(plan.writableRoots).toEqual([
     {
       root: ws,
@@ -40,12 +50,19 @@ test('a workspace root protects .git and masks a missing .codex and .agents', ()
   ]);
 });
 
-test('another root protects only what exists; roots come ancestors first; missing roots are skipped', () => {
+test('a missing .git in a project root gets a read-only placeholder (as the original)', async () => {
+  const ws = join(base, 'ws');
+  mkdirSync(ws);
+  const plan = await workspacePlan(ws);
+  expect(plan.writableRoots[0]!.readOnly).toContainEqual({ path: join(ws, '.git'), type: 'missing' });
+});
+
+test('another root protects only what exists; roots come ancestors first; missing roots are skipped', async () => {
   const ws = join(base, 'outer', 'ws');
   mkdirSync(ws, { recursive: true });
   mkdirSync(join(base, 'outer', '.codex'));
   writeFileSync(join(base, 'outer', '.agents'), '');
-  const plan = workspacePlan(ws, [join(base, 'outer'), join(base, 'missing')]);
+  const plan = await workspacePlan(ws, [join(base, 'outer'), join(base, 'missing')]);
   expect(plan.writableRoots.map((r) => r.root)).toEqual([join(base, 'outer'), ws]);
   expect(plan.writableRoots[0]!.readOnly).toEqual([
     { path: join(base, 'outer', '.agents'), type: 'file' },
@@ -53,7 +70,7 @@ test('another root protects only what exists; roots come ancestors first; missin
   ]);
 });
 
-test('a gitdir pointer protects the file, the gitdir and its commondir', () => {
+test('a gitdir pointer protects the file, the gitdir and its commondir', async () => {
   const ws = join(base, 'worktree');
   const main = join(base, 'main', '.git');
   const gitdir = join(main, 'worktrees', 'wt');
@@ -61,7 +78,7 @@ test('a gitdir pointer protects the file, the gitdir and its commondir', () => {
   mkdirSync(gitdir, { recursive: true });
   writeFileSync(join(gitdir, 'commondir'), '../..\n');
   writeFileSync(join(ws, '.git'), `gitdir: ${gitdir}\n`);
-  const readOnly = workspacePlan(ws).writableRoots[0]!.readOnly;
+  const readOnly = (await workspacePlan(ws)).writableRoots[0]!.readOnly;
   expect(readOnly.slice(0, 3)).toEqual([
     { path: join(ws, '.git'), type: 'file' },
     { path: gitdir, type: 'dir' },
@@ -69,34 +86,138 @@ test('a gitdir pointer protects the file, the gitdir and its commondir', () => {
   ]);
 });
 
-test('a relative gitdir pointer is resolved against the .git file', () => {
+test('a relative gitdir pointer is resolved against the .git file', async () => {
   const ws = join(base, 'sub');
   mkdirSync(join(base, 'modules', 'sub'), { recursive: true });
   mkdirSync(ws);
   writeFileSync(join(ws, '.git'), 'gitdir: ../modules/sub\n');
-  expect(workspacePlan(ws).writableRoots[0]!.readOnly[1]).toEqual({
+  expect((await workspacePlan(ws)).writableRoots[0]!.readOnly[1]).toEqual({
     path: join(base, 'modules', 'sub'),
     type: 'dir',
   });
 });
 
-test('symlinked roots and cwd are canonical; a dangling protected symlink is not masked', () => {
+test('nested repositories, submodule pointer files and config redirections are protected', async () => {
+  const ws = join(base, 'ws');
+  mkdirSync(join(ws, '.git'), { recursive: true });
+  mkdirSync(join(ws, 'vendor', 'lib', '.git'), { recursive: true });
+  mkdirSync(join(ws, '.git', 'modules', 'sm'), { recursive: true });
+  mkdirSync(join(ws, 'deps', 'sm'), { recursive: true });
+  writeFileSync(join(ws, 'deps', 'sm', '.git'), 'gitdir: ../../.git/modules/sm\n');
+  mkdirSync(join(ws, 'hooks'));
+  writeFileSync(join(ws, 'shared.gitconfig'), '');
+  writeFileSync(
+    join(ws, 'vendor', 'lib', '.git', 'config'),
+    '[core]\n\thooksPath = ../../hooks\n[include]\n\tpath = "../../../shared.gitconfig"\n',
+  );
+  const readOnly = (await workspacePlan(ws)).writableRoots[0]!.readOnly;
+  expect(readOnly).toEqual(
+    expect.arrayContaining([
+      { path: join(ws, '.git'), type: 'dir' },
+      { path: join(ws, 'vendor', 'lib', '.git'), type: 'dir' },
+      { path: join(ws, 'deps', 'sm', '.git'), type: 'file' },
+      { path: join(ws, 'hooks'), type: 'dir' },
+      { path: join(ws, 'shared.gitconfig'), type: 'file' },
+    ]),
+  );
+});
+
+test('a redirection to the workspace itself is not protected (a command cannot freeze its own roots)', async () => {
+  const ws = join(base, 'ws');
+  mkdirSync(join(ws, 'nested', '.git'), { recursive: true });
+  writeFileSync(join(ws, 'nested', '.git', 'config'), '[core]\n\thooksPath = ../..\n');
+  const readOnly = (await workspacePlan(ws)).writableRoots[0]!.readOnly;
+  expect(readOnly.map((item) => item.path)).not.toContain(ws);
+  expect(readOnly).toContainEqual({ path: join(ws, 'nested', '.git'), type: 'dir' });
+});
+
+test('a FIFO or a device behind .git is never opened nor bound, and planning does not block', async () => {
+  const ws = join(base, 'ws');
+  mkdirSync(join(ws, 'fifo-repo'), { recursive: true });
+  execFileSync('mkfifo', [join(ws, '.git')]);
+  execFileSync('mkfifo', [join(ws, 'fifo-repo', '.git')]);
+  mkdirSync(join(ws, 'dev-repo'));
+  symlinkSync('/dev/zero', join(ws, 'dev-repo', '.git'));
+  mkdirSync(join(ws, 'common-fifo', '.gitdir'), { recursive: true });
+  execFileSync('mkfifo', [join(ws, 'common-fifo', '.gitdir', 'commondir')]);
+  writeFileSync(join(ws, 'common-fifo', '.git'), 'gitdir: .gitdir\n');
+  const readOnly = (await workspacePlan(ws)).writableRoots[0]!.readOnly;
+  const paths = readOnly.map((item) => item.path);
+  // A FIFO in a protected name's place is covered (not opened), so it cannot be swapped for a repository.
+  expect(readOnly).toContainEqual({ path: join(ws, '.git'), type: 'special' });
+  expect(readOnly).toContainEqual({ path: join(ws, 'fifo-repo', '.git'), type: 'special' });
+  expect(paths).not.toContain('/dev/zero');
+  expect(paths).toContain(join(ws, 'common-fifo', '.git'));
+});
+
+test('the nested-repository scan is bounded and says when it stopped early', async () => {
+  const ws = join(base, 'ws');
+  for (let i = 0; i < 20; i++) mkdirSync(join(ws, `d${i}`, 'x'), { recursive: true });
+  mkdirSync(join(ws, 'd19', 'x', '.git'));
+  const policy = resolveSandboxPolicy({ profile: 'workspace-write', excludeSlashTmp: true }, ws, { env: {} });
+  const small = await planFileSystem(policy, { rootPins: new SandboxRootPins(), gitScanMaxDirs: 5 });
+  expect(small.gitScanTruncated).toBe(true);
+  const whole = await planFileSystem(policy, { rootPins: new SandboxRootPins() });
+  expect(whole.gitScanTruncated).toBe(false);
+  expect(whole.writableRoots[0]!.readOnly).toContainEqual({
+    path: join(ws, 'd19', 'x', '.git'),
+    type: 'dir',
+  });
+});
+
+test('a root pinned at first use is refused once a folder on its path is swapped for a symlink', async () => {
+  const jobs = join(base, 'tmp');
+  const repo = join(jobs, 'job-1', 'repo');
+  mkdirSync(repo, { recursive: true });
+  mkdirSync(join(base, 'etc'));
+  const pins = new SandboxRootPins();
+  expect((await workspacePlan(repo, [], pins)).writableRoots[0]!.root).toBe(repo);
+  // What a command with $TMPDIR writable can do: move job-1 away, put a symlinked job-1 in its place.
+  renameSync(join(jobs, 'job-1'), join(jobs, 'job-1.old'));
+  mkdirSync(join(jobs, 'job-1'));
+  symlinkSync(join(base, 'etc'), join(jobs, 'job-1', 'repo'));
+  await expect(workspacePlan(repo, [], pins)).rejects.toMatchObject({ code: 'invalidParams' });
+  // A fresh environment (new pins) resolves it anew: that is the caller's decision, not the command's.
+  expect((await workspacePlan(repo, [], new SandboxRootPins())).writableRoots[0]!.root).toBe(
+    join(base, 'etc'),
+  );
+});
+
+test('symlinked roots and cwd are canonical; a dangling protected symlink is not masked', async () => {
   const real = join(base, 'real');
   mkdirSync(real);
   symlinkSync(real, join(base, 'link'));
   symlinkSync(join(base, 'nowhere'), join(real, '.codex'));
-  const plan = workspacePlan(join(base, 'link'));
+  const plan = await workspacePlan(join(base, 'link'));
   expect(plan.cwd).toBe(real);
   expect(plan.writableRoots).toEqual([
-    { root: real, readOnly: [{ path: join(real, '.agents'), type: 'missing' }] },
+    {
+      root: real,
+      readOnly: [
+        { path: join(real, '.git'), type: 'missing' },
+        { path: join(real, '.agents'), type: 'missing' },
+      ],
+    },
   ]);
 });
 
-test('full access and read-only plans', () => {
-  expect(planFileSystem(resolveSandboxPolicy({ profile: 'danger-full-access' }, base))).toEqual({
-    fullDiskWrite: true,
-    writableRoots: [],
-    cwd: base,
+test('full access and read-only plans', async () => {
+  const full = await planFileSystem(resolveSandboxPolicy({ profile: 'danger-full-access' }, base));
+  expect(full).toMatchObject({ fullDiskWrite: true, writableRoots: [], cwd: base });
+  const readOnly = await planFileSystem(resolveSandboxPolicy({ profile: 'read-only' }, base));
+  expect(readOnly.writableRoots).toEqual([]);
+});
+
+test('host secrets are masked when running as root; executor secrets always', async () => {
+  const token = join(base, 'token');
+  writeFileSync(token, 'secret');
+  const plan = await planFileSystem(resolveSandboxPolicy({ profile: 'read-only' }, base), {
+    hiddenPaths: [token],
   });
-  expect(planFileSystem(resolveSandboxPolicy({ profile: 'read-only' }, base)).writableRoots).toEqual([]);
+  expect(plan.masked).toContainEqual({ path: token, kind: 'file' });
+  if (process.getuid?.() === 0) expect(plan.masked).toContainEqual({ path: '/etc/shadow', kind: 'file' });
+  const full = await planFileSystem(resolveSandboxPolicy({ profile: 'danger-full-access' }, base), {
+    hiddenPaths: [token],
+  });
+  expect(full.masked).toEqual([{ path: token, kind: 'file' }]);
 });

@@ -1,35 +1,39 @@
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import {
-  accessSync,
-  closeSync,
-  constants,
-  lstatSync,
-  openSync,
-  readSync,
-  realpathSync,
-  statSync,
-} from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
+  findNestedRepositories,
+  GIT_SCAN_MAX_DIRS,
+  type GitMetadataPath,
+  repositoryMetadata,
+} from './git-metadata.ts';
+import { hostSecretsToMask, type MaskedPath } from './host-secrets.ts';
+import { canonicalDir, existingPath, isSpecialFile, pathEntryExists } from './internal/safe-fs.ts';
 import type { SandboxPolicy } from './policy.ts';
+import { DEFAULT_ROOT_PINS, type SandboxRootPins } from './root-pins.ts';
 
 /** Names inside a writable root that stay read-only (spec §5.3). */
 export const PROTECTED_NAMES: readonly string[] = ['.git', '.agents', '.codex'];
 
 /**
- * Names protected even when missing in a project root, so that a command cannot create them.
- * The original does this for `.codex`; execd adds `.agents` (both hold instructions an agent
- * trusts). `.git` stays creatable, as in the original, so `git init` works in a workspace.
+ * Names protected even when missing in a project root, so that a command cannot create them:
+ * `.codex` (as the original), `.git` (a read-only placeholder, as the original: a `.git` created
+ * in a sub-folder workspace of a repository would be found by git before the parent's, with a
+ * config the command wrote) and `.agents` (instructions an agent trusts). `git init` in a project
+ * root therefore fails inside the sandbox; run it outside, or with approval.
  */
-export const MASKED_WHEN_MISSING: readonly string[] = ['.agents', '.codex'];
-
-/** A `.git` file holding `gitdir: <path>` is one line; anything longer is not a pointer. */
-const GITDIR_FILE_MAX_BYTES = 4096;
+export const MASKED_WHEN_MISSING: readonly string[] = ['.git', '.agents', '.codex'];
 
 /** One path that stays read-only inside a writable root. */
 export interface ProtectedPath {
   /** Canonical path (symlinks resolved; for a missing path, the root's canonical path plus the name). */
   readonly path: string;
-  /** `dir`/`file`: exists and is bound read-only; `missing`: masked so it cannot be created. */
-  readonly type: 'dir' | 'file' | 'missing';
+  /**
+   * `dir`/`file`: exists and is bound read-only; `missing`: masked so it cannot be created;
+   * `special`: a FIFO, socket or device node in a protected name's place, covered by `/dev/null`
+   * (never opened; it cannot be replaced by a real `.git` either).
+   */
+  readonly type: 'dir' | 'file' | 'missing' | 'special';
 }
 
 /** A writable root as it exists right now, with its read-only carve-outs. */
@@ -47,105 +51,111 @@ export interface FileSystemPlan {
   readonly writableRoots: readonly WritableRootPlan[];
   /** Canonical cwd (the command's working directory inside the sandbox). */
   readonly cwd: string;
+  /** Host paths replaced by an empty file or folder inside the sandbox (secrets), after every bind. */
+  readonly masked?: readonly MaskedPath[];
+  /** True when the nested-repository scan hit {@link GIT_SCAN_MAX_DIRS} before seeing every folder. */
+  readonly gitScanTruncated?: boolean;
 }
 
-function canonicalDir(path: string): string | undefined {
+/** Options of {@link planFileSystem}. */
+export interface PlanFileSystemOptions {
+  /** The environment's pinned roots (default: this process's {@link DEFAULT_ROOT_PINS}). */
+  readonly rootPins?: SandboxRootPins | undefined;
+  /** Executor secrets to mask in every sandbox (e.g. its auth token file). */
+  readonly hiddenPaths?: readonly string[] | undefined;
+  /** Directory visits for the nested-repository scan (default {@link GIT_SCAN_MAX_DIRS}). */
+  readonly gitScanMaxDirs?: number | undefined;
+}
+
+async function writable(dir: string): Promise<boolean> {
   try {
-    return statSync(path).isDirectory() ? realpathSync(path) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function existing(path: string): ProtectedPath | undefined {
-  try {
-    const info = statSync(path);
-    return { path: realpathSync(path), type: info.isDirectory() ? 'dir' : 'file' };
-  } catch {
-    return undefined;
-  }
-}
-
-function readSmallFile(path: string): string | undefined {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, 'r');
-    const buffer = Buffer.alloc(GITDIR_FILE_MAX_BYTES);
-    const length = readSync(fd, buffer, 0, buffer.length, 0);
-    return length === buffer.length ? undefined : buffer.toString('utf8', 0, length);
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
-/** Follows `.git` as a `gitdir:` pointer file (worktrees, submodules) to the git directories it names. */
-function gitPointerTargets(gitFile: string): ProtectedPath[] {
-  const match = /^gitdir:\s*(.+?)\s*$/m.exec(readSmallFile(gitFile) ?? '');
-  if (match?.[1] === undefined) return [];
-  const gitdir = existing(resolve(dirname(gitFile), match[1]));
-  if (gitdir?.type !== 'dir') return [];
-  // A worktree's gitdir names the shared repository (config, hooks) in `commondir`; protect it too.
-  const common = readSmallFile(resolve(gitdir.path, 'commondir'))?.trim();
-  const commonDir = common ? existing(isAbsolute(common) ? common : resolve(gitdir.path, common)) : undefined;
-  return commonDir?.type === 'dir' ? [gitdir, commonDir] : [gitdir];
-}
-
-function writable(dir: string): boolean {
-  try {
-    accessSync(dir, constants.W_OK);
+    await access(dir, constants.W_OK);
     return true;
   } catch {
     return false;
   }
 }
 
-function protectedPaths(root: string, workspace: boolean): ProtectedPath[] {
+function within(root: string, path: string): boolean {
+  return root === '/' || path === root || path.startsWith(`${root}/`);
+}
+
+function depth(path: string): number {
+  return path === '/' ? 0 : path.split('/').length - 1;
+}
+
+/** The root's own `.git`, `.agents`, `.codex`: existing ones protected, missing ones masked in project roots. */
+async function ownProtectedNames(root: string, workspace: boolean): Promise<ProtectedPath[]> {
   const result: ProtectedPath[] = [];
   // Masking needs a mount point created in the root; a root this process cannot write (another
   // owner, a read-only filesystem) cannot get one, nor can the sandboxed command create the name.
-  const maskMissing = workspace && writable(root);
+  const maskMissing = workspace && (await writable(root));
   for (const name of PROTECTED_NAMES) {
     const path = resolve(root, name);
-    const found = existing(path);
-    if (found !== undefined) {
-      result.push(found);
-      if (name === '.git' && found.type === 'file') result.push(...gitPointerTargets(path));
+    const found = await repositoryMetadataOrName(path, name);
+    if (found.length > 0) {
+      result.push(...found.map(({ path, kind }) => ({ path, type: kind })));
       continue;
     }
-    let dangling = false;
-    try {
-      dangling = lstatSync(path).isSymbolicLink();
-    } catch {}
-    // A dangling symlink cannot be masked (a mount would follow it); see README, limitations.
-    if (!dangling && maskMissing && MASKED_WHEN_MISSING.includes(name))
+    if (await isSpecialFile(path)) {
+      result.push({ path, type: 'special' });
+      continue;
+    }
+    // A dangling symlink cannot be masked: a mount would follow the link. See README, limitations.
+    if (maskMissing && MASKED_WHEN_MISSING.includes(name) && !(await pathEntryExists(path)))
       result.push({ path, type: 'missing' });
   }
   return result;
 }
 
+async function repositoryMetadataOrName(path: string, name: string): Promise<GitMetadataPath[]> {
+  if (name === '.git') return repositoryMetadata(path);
+  const found = await existingPath(path);
+  return found === undefined ? [] : [found];
+}
+
 /**
- * Inspects the disk for a policy: canonical writable roots that exist (missing ones are skipped,
- * symlinks resolved), ordered ancestors first, each with its read-only carve-outs: `.git` (a
- * directory, or a `gitdir:` file plus the directories it points to), `.agents`, `.codex`.
+ * Inspects the disk for a policy (asynchronously: nothing here blocks the event loop, and no
+ * workspace file is opened except as a bounded, non-blocking read of a regular file): canonical
+ * writable roots that exist (pinned: a root whose resolution changed since the environment first
+ * used it is refused), ordered ancestors first, each with its read-only carve-outs: the root's own
+ * `.git` (a directory, or a `gitdir:` file plus the directories it points to and what its config
+ * redirects to), `.agents`, `.codex`, placeholders for the missing ones in project roots, and the
+ * metadata of every repository nested below; plus the host secrets to mask.
  */
-export function planFileSystem(policy: SandboxPolicy): FileSystemPlan {
-  const cwd = canonicalDir(policy.cwd) ?? policy.cwd;
-  if (policy.fullDiskWrite) return { fullDiskWrite: true, writableRoots: [], cwd };
+export async function planFileSystem(
+  policy: SandboxPolicy,
+  options: PlanFileSystemOptions = {},
+): Promise<FileSystemPlan> {
+  const cwd = (await canonicalDir(policy.cwd)) ?? policy.cwd;
+  const masked = await hostSecretsToMask(options.hiddenPaths, policy.fullDiskWrite);
+  if (policy.fullDiskWrite) return { fullDiskWrite: true, writableRoots: [], cwd, masked };
+  const pins = options.rootPins ?? DEFAULT_ROOT_PINS;
   const byPath = new Map<string, boolean>();
   for (const root of policy.writableRoots) {
-    const canonical = canonicalDir(root.path);
+    const canonical = await pins.resolve(root.path);
     if (canonical !== undefined) byPath.set(canonical, (byPath.get(canonical) ?? false) || root.workspace);
   }
   const roots = [...byPath.keys()].sort((a, b) => depth(a) - depth(b) || a.localeCompare(b));
-  const writableRoots = roots.map((root) => ({
-    root,
-    readOnly: protectedPaths(root, byPath.get(root) ?? false),
-  }));
-  return { fullDiskWrite: false, writableRoots, cwd };
-}
-
-function depth(path: string): number {
-  return path === '/' ? 0 : path.split('/').length - 1;
+  const budget = { dirs: options.gitScanMaxDirs ?? GIT_SCAN_MAX_DIRS };
+  const seen = new Set<string>();
+  let gitScanTruncated = false;
+  const writableRoots: WritableRootPlan[] = [];
+  for (const root of roots) {
+    const readOnly: ProtectedPath[] = [];
+    const add = (item: ProtectedPath): void => {
+      // A redirection to a writable root itself (or above one) would freeze the workspace: a
+      // command could lock its own roots; such targets are left alone.
+      if (item.type === 'dir' && roots.some((other) => within(item.path, other))) return;
+      if (seen.has(item.path)) return;
+      seen.add(item.path);
+      readOnly.push(item);
+    };
+    for (const item of await ownProtectedNames(root, byPath.get(root) ?? false)) add(item);
+    const nested = await findNestedRepositories(root, budget);
+    gitScanTruncated ||= nested.truncated;
+    for (const { path, kind } of nested.paths) add({ path, type: kind });
+    writableRoots.push({ root, readOnly });
+  }
+  return { fullDiskWrite: false, writableRoots, cwd, masked, gitScanTruncated };
 }

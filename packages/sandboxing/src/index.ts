@@ -14,10 +14,13 @@ export {
   type FileSystemPlan,
   MASKED_WHEN_MISSING,
   PROTECTED_NAMES,
+  type PlanFileSystemOptions,
   type ProtectedPath,
   planFileSystem,
   type WritableRootPlan,
 } from './file-system-plan.ts';
+export { GIT_SCAN_MAX_DEPTH, GIT_SCAN_MAX_DIRS } from './git-metadata.ts';
+export { hostSecretsToMask, type MaskedPath, ROOT_ONLY_HOST_SECRETS } from './host-secrets.ts';
 export { type BwrapArgsOptions, buildBwrapArgs } from './linux/bwrap-args.ts';
 export {
   BWRAP_PROBE_TIMEOUT_MS,
@@ -26,6 +29,7 @@ export {
   isUserNamespaceFailure,
   probeBwrap,
 } from './linux/bwrap-probe.ts';
+export { commandEnvFlags, LAUNCHER_ENV, SECCOMP_FD, withLauncher } from './linux/launcher.ts';
 export { type LocateBwrapOptions, locateBwrap } from './linux/locate-bwrap.ts';
 export {
   ALWAYS_DENIED_SYSCALLS,
@@ -35,7 +39,6 @@ export {
   type SeccompFilterOptions,
   seccompArchOf,
 } from './linux/seccomp-filter.ts';
-export { LAUNCHER_SHELL, SECCOMP_FD } from './linux/wrapper.ts';
 export {
   buildSeatbeltArgv,
   buildSeatbeltPolicy,
@@ -52,6 +55,7 @@ export {
   withManagedNetwork,
 } from './policy.ts';
 export {
+  type BwrapLaunch,
   NETWORK_DISABLED_ENV_VAR,
   prepareSandboxCommand,
   type SandboxCommand,
@@ -61,6 +65,7 @@ export {
   SEATBELT_ENV_VAR,
   sandboxFromContext,
 } from './prepare.ts';
+export { DEFAULT_ROOT_PINS, SandboxRootPins } from './root-pins.ts';
 export { platformSandbox, policyNeedsSandbox, type SelectSandboxOptions, selectSandbox } from './select.ts';
 export {
   type SpawnedNetwork,

@@ -4,10 +4,10 @@ import { resolveSpawn } from '@execd/pty-utils';
 import { planFileSystem } from './file-system-plan.ts';
 import { buildBwrapArgs } from './linux/bwrap-args.ts';
 import { probeBwrap } from './linux/bwrap-probe.ts';
+import { commandEnvFlags, LAUNCHER_ENV, SECCOMP_FD, withLauncher } from './linux/launcher.ts';
 import { locateBwrap } from './linux/locate-bwrap.ts';
 import { seccompFilterPath } from './linux/seccomp-fd.ts';
 import { buildSeccompFilter } from './linux/seccomp-filter.ts';
-import { SECCOMP_FD, splitLauncherEnv, withSeccompLauncher } from './linux/wrapper.ts';
 import { buildSeatbeltArgv, buildSeatbeltPolicy } from './macos/seatbelt.ts';
 import {
   isNetworkDisabled,
@@ -15,6 +15,7 @@ import {
   resolveSandboxPolicy,
   type SandboxPolicy,
 } from './policy.ts';
+import type { SandboxRootPins } from './root-pins.ts';
 import { type SelectSandboxOptions, selectSandbox } from './select.ts';
 
 /**
@@ -73,6 +74,28 @@ export interface SandboxCommandRequest {
    * as `off` (fail closed). Ignored for other network modes.
    */
   readonly managedNetwork?: SandboxProxyRouting | undefined;
+  /**
+   * The environment's pinned writable roots (default: this process's `DEFAULT_ROOT_PINS`): a
+   * root whose resolution changed since it was pinned is refused (`invalidParams`).
+   */
+  readonly rootPins?: SandboxRootPins | undefined;
+  /** Executor secrets (e.g. its auth token file) masked in every sandbox, full access included. */
+  readonly hiddenPaths?: readonly string[] | undefined;
+  /**
+   * bash lines the Linux launcher runs as the executor, outside the sandbox, just before the fd
+   * sweep and bubblewrap (joining the command's cgroups, setting its rlimits). Never model input.
+   */
+  readonly launcherPreamble?: readonly string[] | undefined;
+}
+
+/** The bubblewrap part of a Linux sandbox command, for callers that put something between the launcher and bwrap. */
+export interface BwrapLaunch {
+  /** `bwrap <flags> -- <command…>`: the command's environment flags come first, right after bwrap. */
+  readonly inner: readonly string[];
+  /** How many arguments after bwrap's path carry the command's environment (`--clearenv`, `--setenv`s). */
+  readonly envFlagCount: number;
+  /** Wraps a (possibly prefixed, e.g. `nsenter … -- bwrap …`) inner argv in the same launcher. */
+  relaunch(inner: readonly string[]): string[];
 }
 
 /** The command after wrapping: what pty-utils spawns. */
@@ -80,11 +103,14 @@ export interface SandboxCommand {
   /** The launcher argv; always ends with the request's `command`. */
   readonly argv: readonly string[];
   /**
-   * The environment to spawn with: the request's plus the sandbox hints. Under bubblewrap the
-   * variables a shell acts on at startup (BASH_ENV, SHELLOPTS, …) are left out here and set
-   * for the command by bubblewrap, so the launcher shell outside the sandbox never sees them.
+   * The environment to spawn with. Unwrapped or under Seatbelt: the request's plus the sandbox
+   * hints. Under bubblewrap: the launcher's fixed `LAUNCHER_ENV` only; the command's environment
+   * (with the hints) is handed to bubblewrap as `--clearenv`/`--setenv` arguments, so no variable
+   * the command chose (LD_PRELOAD, BASH_ENV, …) ever acts in the launcher or in bubblewrap.
    */
   readonly env: Readonly<Record<string, string>>;
+  /** Linux only: the bubblewrap part, for the managed network's namespace prefix. */
+  readonly bwrap?: BwrapLaunch | undefined;
   /** `argv[0]` override for the spawned program (only when nothing wraps the command). */
   readonly arg0: string | undefined;
   /** The sandbox actually applied. */
@@ -105,16 +131,18 @@ async function linuxCommand(
   policy: SandboxPolicy,
   env: Readonly<Record<string, string>>,
   routing: SandboxProxyRouting | undefined,
-): Promise<{ argv: string[]; env: Record<string, string> }> {
+): Promise<{ argv: string[]; env: Readonly<Record<string, string>>; bwrap: BwrapLaunch }> {
   if (process.platform !== 'linux')
     throw unsupported(`the linuxSeccomp sandbox needs Linux, not ${process.platform}`);
   const untrustedDirs = [policy.cwd, request.cwd, ...policy.writableRoots.map((root) => root.path)];
   const bwrap = locateBwrap({ searchPath: request.bwrapSearchPath, untrustedDirs });
   if (bwrap === undefined) {
-    throw unsupported('bubblewrap (bwrap) was not found on PATH outside the workspace; install bubblewrap');
+    throw unsupported(
+      'bubblewrap (bwrap) was not found on PATH outside the workspace in a root-owned, not world-writable folder; install bubblewrap',
+    );
   }
   const caps = await probeBwrap(bwrap);
-  const plan = planFileSystem(policy);
+  const plan = await planFileSystem(policy, { rootPins: request.rootPins, hiddenPaths: request.hiddenPaths });
   // A proxied command keeps --unshare-net (the bridge's wrapArgv drops it): run without the
   // bridge, it has no network at all.
   const networkDisabled = isNetworkDisabled(policy);
@@ -127,31 +155,37 @@ async function linuxCommand(
     seccompFd: SECCOMP_FD,
     maskedDirs: [...new Set(routing?.proxySocketPaths.map((path) => dirname(path)) ?? [])],
   });
-  const launcher = splitLauncherEnv(env);
-  const extra = launcher.setenvFlags;
   if (request.arg0 !== undefined && request.arg0 !== request.command[0]) {
     if (!caps.argv0)
       throw unsupported('an arg0 override under bubblewrap needs bwrap 0.9 or later (--argv0)');
-    extra.push('--argv0', request.arg0);
+    flags.splice(flags.length - 1, 0, '--argv0', request.arg0); // before the closing `--`
   }
-  flags.splice(flags.length - 1, 0, ...extra); // before the closing `--`
   const filter = buildSeccompFilter({
     arch: caps.arch,
     networkDisabled,
     proxyRouted: routing !== undefined,
     denyUserNamespaces: !caps.disableUserns,
   });
-  const argv = withSeccompLauncher(seccompFilterPath(filter), [caps.path, ...flags, ...request.command]);
-  return { argv, env: launcher.env };
+  const filterPath = seccompFilterPath(filter);
+  const envFlags = commandEnvFlags(env);
+  const inner = [caps.path, ...envFlags, ...flags, ...request.command];
+  const preamble = request.launcherPreamble ?? [];
+  const relaunch = (argv: readonly string[]): string[] => withLauncher(filterPath, argv, preamble);
+  return {
+    argv: relaunch(inner),
+    env: LAUNCHER_ENV,
+    bwrap: { inner, envFlagCount: envFlags.length, relaunch },
+  };
 }
 
-function macosArgv(request: SandboxCommandRequest, policy: SandboxPolicy): string[] {
+async function macosArgv(request: SandboxCommandRequest, policy: SandboxPolicy): Promise<string[]> {
   if (process.platform !== 'darwin')
     throw unsupported(`the macosSeatbelt sandbox needs macOS, not ${process.platform}`);
   if (request.arg0 !== undefined && request.arg0 !== request.command[0]) {
     throw unsupported('sandbox-exec cannot override arg0');
   }
-  const seatbelt = buildSeatbeltPolicy(planFileSystem(policy), isNetworkDisabled(policy));
+  const plan = await planFileSystem(policy, { rootPins: request.rootPins, hiddenPaths: request.hiddenPaths });
+  const seatbelt = buildSeatbeltPolicy(plan, isNetworkDisabled(policy));
   return buildSeatbeltArgv(seatbelt, request.command);
 }
 
@@ -200,7 +234,7 @@ export async function prepareSandboxCommand(request: SandboxCommandRequest): Pro
     case 'macosSeatbelt':
       env[SEATBELT_ENV_VAR] = 'seatbelt';
       return {
-        argv: macosArgv(request, selection!.policy),
+        argv: await macosArgv(request, selection!.policy),
         env,
         arg0: undefined,
         sandboxType: type,

@@ -2,8 +2,8 @@ import type { NetworkBridge, NetworkProxy, StartBridgeOptions } from '@execd/net
 import { spawnWithManagedNetwork } from '@execd/network-proxy';
 import type { SandboxType } from '@execd/protocol';
 import { type Logger, type SpawnedProcess, spawnPipe, spawnPty } from '@execd/pty-utils';
-import { splitSeccompLauncher, withSeccompLauncher } from './linux/wrapper.ts';
 import { prepareSandboxCommand, type SandboxSelection } from './prepare.ts';
+import type { SandboxRootPins } from './root-pins.ts';
 
 /** The managed network of a `proxied` command: its proxy, and how to start the bridge to it. */
 export interface SpawnManagedNetwork {
@@ -44,6 +44,12 @@ export interface SpawnRequest {
    * this proxy. Without it `proxied` is enforced as `off`. Ignored for other network modes.
    */
   readonly managedNetwork?: SpawnManagedNetwork | undefined;
+  /** The environment's pinned writable roots (see `SandboxRootPins`; default: process-wide pins). */
+  readonly rootPins?: SandboxRootPins | undefined;
+  /** Executor secrets (e.g. its auth token file) masked in every sandbox. */
+  readonly hiddenPaths?: readonly string[] | undefined;
+  /** bash lines run by the Linux launcher before bubblewrap (cgroups, rlimits); never model input. */
+  readonly launcherPreamble?: readonly string[] | undefined;
   readonly logger?: Logger | undefined;
 }
 
@@ -103,17 +109,25 @@ export async function spawnProcess(request: SpawnRequest): Promise<SpawnResult> 
     return { process: await spawn(prepared.argv, prepared.env), sandboxType: prepared.sandboxType };
   }
   // `launcher nsenter ... -- bwrap ...`: the launcher opens the seccomp filter outside the bridge's
-  // namespaces (a user-namespace bridge could not open it), nsenter passes fd 9 on to bwrap.
-  const launcher = splitSeccompLauncher(prepared.argv);
+  // namespaces (a user-namespace bridge could not open it), nsenter passes fd 9 on to bwrap. The
+  // proxy variables join the command's environment as bwrap `--setenv`s (after its own, so they
+  // win); nsenter and the launcher keep the fixed launcher environment.
+  const bwrap = prepared.bwrap;
+  if (bwrap === undefined) throw new Error('sandboxing: a proxy-routed command without a bubblewrap launch');
   const routed = await spawnWithManagedNetwork({
-    argv: launcher?.command ?? prepared.argv,
-    env: prepared.env,
+    argv: bwrap.inner,
+    env: {},
     proxy: managed.proxy,
     bridge: { logger: request.logger, ...managed.bridge },
     // The bridge stays up until the command's output has ended, not just until it exited: a
     // descendant still holding its pipes may still be using the network.
-    spawn: async ({ argv, env }) => {
-      const child = await spawn(launcher ? withSeccompLauncher(launcher.filterPath, argv) : argv, env);
+    spawn: async ({ argv, env: proxyEnv }) => {
+      const at = argv.indexOf(bwrap.inner[0]!);
+      if (at < 0) throw new Error('sandboxing: the managed network dropped bubblewrap from the argv');
+      const proxyFlags = Object.entries(proxyEnv).flatMap(([name, value]) => ['--setenv', name, value]);
+      const withProxyEnv = [...argv];
+      withProxyEnv.splice(at + 1 + bwrap.envFlagCount, 0, ...proxyFlags);
+      const child = await spawn(bwrap.relaunch(withProxyEnv), prepared.env);
       return { child, exited: child.closed };
     },
   });

@@ -9,10 +9,10 @@ import { spawnPipe } from '@execd/pty-utils';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { isLikelySandboxDenied, planFileSystem, resolveSandboxPolicy } from '../src/index.ts';
 import { buildBwrapArgs } from '../src/linux/bwrap-args.ts';
+import { LAUNCHER_ENV, SECCOMP_FD, withLauncher } from '../src/linux/launcher.ts';
 import { seccompFilterPath } from '../src/linux/seccomp-fd.ts';
 import { buildSeccompFilter, seccompArchOf } from '../src/linux/seccomp-filter.ts';
-import { SECCOMP_FD, withSeccompLauncher } from '../src/linux/wrapper.ts';
-import { childEnv, expectNoChildren, requireBwrap, runSandboxed, tempDir } from './helpers/index.ts';
+import { expectNoChildren, requireBwrap, runSandboxed, tempDir } from './helpers/index.ts';
 
 let bwrap: string;
 beforeAll(() => {
@@ -93,20 +93,14 @@ describe('capabilities and mounts', () => {
         denyUserNamespaces,
       });
       const flags = buildBwrapArgs({
-        plan: planFileSystem(resolveSandboxPolicy({ profile: 'read-only' }, ws.path)),
+        plan: await planFileSystem(resolveSandboxPolicy({ profile: 'read-only' }, ws.path)),
         networkDisabled: true,
         newSession: true,
         disableUserns: false,
         seccompFd: SECCOMP_FD,
       });
-      const argv = withSeccompLauncher(seccompFilterPath(filter), [
-        bwrap,
-        ...flags,
-        '/bin/bash',
-        '-c',
-        script,
-      ]);
-      await using child = await spawnPipe({ argv, cwd: ws.path, env: childEnv() });
+      const argv = withLauncher(seccompFilterPath(filter), [bwrap, ...flags, '/bin/bash', '-c', script]);
+      await using child = await spawnPipe({ argv, cwd: ws.path, env: { ...LAUNCHER_ENV } });
       let stdout = '';
       for await (const chunk of child.output())
         if (chunk.stream === 'stdout') stdout += Buffer.from(chunk.bytes);

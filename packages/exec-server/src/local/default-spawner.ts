@@ -11,7 +11,9 @@ import type { LocalSpawnRequest, LocalSpawnResult, SandboxDenialCheck } from './
 
 /**
  * A sandbox that cannot run on this host (no bubblewrap, wrong platform, unsupported option)
- * is the request's problem, not the server's: -32602 with the reason. Anything else passes.
+ * is the request's problem, not the server's: -32602 with the reason; so is a sandbox the
+ * request describes wrongly or whose writable root changed under it (`invalidParams`).
+ * Anything else passes.
  */
 function rejectUnsupported(error: unknown): never {
   if (ExecError.is(error) && error.code === 'unsupported') {
@@ -22,6 +24,9 @@ function rejectUnsupported(error: unknown): never {
         cause: error,
       },
     );
+  }
+  if (ExecError.is(error) && error.code === 'invalidParams' && !(error instanceof RpcError)) {
+    throw new RpcError('invalidParams', error.message, { cause: error });
   }
   throw error;
 }

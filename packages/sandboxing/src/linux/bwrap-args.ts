@@ -29,8 +29,24 @@ function contains(root: string, path: string): boolean {
   return root === '/' || path === root || path.startsWith(`${root}/`);
 }
 
+/**
+ * Host secrets replaced inside the sandbox: a folder by an empty read-only tmpfs, a file by the
+ * null device (reads as empty, writes vanish; it cannot be removed or renamed, being a mount
+ * point). `--dev-bind`, because bubblewrap's other binds are `nodev` and the file would then read
+ * as "permission denied". After every bind, so no writable root re-exposes them.
+ */
+function maskArgs(plan: FileSystemPlan): string[] {
+  const args: string[] = [];
+  for (const { path, kind } of plan.masked ?? []) {
+    if (kind === 'dir') args.push('--tmpfs', path, '--remount-ro', path);
+    else args.push('--dev-bind', '/dev/null', path);
+  }
+  return args;
+}
+
 function fileSystemArgs(plan: FileSystemPlan): string[] {
-  if (plan.fullDiskWrite) return ['--bind', '/', '/', '--dev', '/dev', '--bind-try', '/dev/shm', '/dev/shm'];
+  if (plan.fullDiskWrite)
+    return ['--bind', '/', '/', '--dev', '/dev', '--bind-try', '/dev/shm', '/dev/shm', ...maskArgs(plan)];
   const args = ['--ro-bind', '/', '/', '--dev', '/dev'];
   for (const { root } of plan.writableRoots) args.push('--bind', root, root);
   const roots = plan.writableRoots.map(({ root }) => root);
@@ -42,11 +58,13 @@ function fileSystemArgs(plan: FileSystemPlan): string[] {
       // renamed, replaced or unlinked (EBUSY), nor hard-linked elsewhere (EXDEV). A missing one
       // gets an empty read-only tmpfs, so it cannot be created either.
       if (item.type === 'missing') args.push('--tmpfs', item.path, '--remount-ro', item.path);
+      else if (item.type === 'special') args.push('--ro-bind', '/dev/null', item.path);
       else args.push('--ro-bind', item.path, item.path);
     }
   }
   // Likewise /sys: sysfs holds host-wide knobs (e.g. kernel/uevent_helper) a root command could write.
   if (roots.some((root) => contains(root, '/sys'))) args.push('--ro-bind', '/sys', '/sys');
+  args.push(...maskArgs(plan));
   return args;
 }
 

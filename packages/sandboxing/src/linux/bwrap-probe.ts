@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { ExecError } from '@execd/protocol';
 import { buildBwrapArgs } from './bwrap-args.ts';
+import { LAUNCHER_ENV, SECCOMP_FD, withLauncher } from './launcher.ts';
 import { seccompFilterPath } from './seccomp-fd.ts';
 import { buildSeccompFilter, type SeccompArch, seccompArchOf } from './seccomp-filter.ts';
-import { LAUNCHER_SHELL, SECCOMP_FD, withSeccompLauncher } from './wrapper.ts';
 
 /**
  * How long a probe may take. Generous: it is one bubblewrap start (a few ms) on an idle
@@ -38,7 +38,7 @@ function run(argv: readonly string[], timeoutMs: number): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0]!, argv.slice(1), {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: '/usr/bin:/bin' },
+      env: { ...LAUNCHER_ENV },
       timeout: timeoutMs,
       killSignal: 'SIGKILL',
     });
@@ -89,13 +89,7 @@ async function tryRun(
     disableUserns: caps.disableUserns,
     seccompFd: SECCOMP_FD,
   });
-  const argv = withSeccompLauncher(seccompFilterPath(filter), [
-    path,
-    ...flags,
-    LAUNCHER_SHELL,
-    '-c',
-    'exit 0',
-  ]);
+  const argv = withLauncher(seccompFilterPath(filter), [path, ...flags, '/bin/sh', '-c', 'exit 0']);
   return run(argv, timeoutMs);
 }
 

@@ -1,12 +1,13 @@
 import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { locateBwrap } from './locate-bwrap.ts';
 
 let base: string;
 beforeEach(() => {
-  base = realpathSync(mkdtempSync(join(tmpdir(), 'execd-locate-')));
+  // Under the home folder (owned by this user, not world-writable): a trusted place, unlike /tmp.
+  base = realpathSync(mkdtempSync(join(homedir(), '.execd-locate-')));
 });
 afterEach(() => rmSync(base, { recursive: true, force: true }));
 
@@ -40,4 +41,19 @@ test('a root cwd does not hide the system bwrap; none found is undefined', () =>
   expect(locateBwrap({ searchPath: join(base, 'system'), untrustedDirs: ['/'] })).toBe(system);
   expect(locateBwrap({ searchPath: join(base, 'nothing') })).toBeUndefined();
   expect(locateBwrap({ searchPath: '' })).toBeUndefined();
+});
+
+test('skips a bwrap that another user could replace: in a world-writable folder, or group-writable', () => {
+  const shared = realpathSync(mkdtempSync(join(tmpdir(), 'execd-locate-shared-')));
+  try {
+    chmodSync(shared, 0o1777);
+    fakeBwrap(join(shared, 'bin'));
+    const writableFile = fakeBwrap(join(base, 'loose'));
+    chmodSync(writableFile, 0o775);
+    const system = fakeBwrap(join(base, 'system'));
+    const searchPath = [join(shared, 'bin'), join(base, 'loose'), join(base, 'system')].join(':');
+    expect(locateBwrap({ searchPath })).toBe(system);
+  } finally {
+    rmSync(shared, { recursive: true, force: true });
+  }
 });

@@ -1,5 +1,6 @@
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
+import { isTrustedExecutable } from '../internal/trusted-executable.ts';
 
 /** Options of {@link locateBwrap}. */
 export interface LocateBwrapOptions {
@@ -26,8 +27,10 @@ function canonical(path: string): string {
 }
 
 /**
- * Finds the first executable `bwrap` on the search path, skipping relative entries and any
- * candidate (or its symlink target) inside an untrusted directory. Undefined when none is found.
+ * Finds the first executable `bwrap` on the search path, skipping relative entries, any
+ * candidate (or its symlink target) inside an untrusted directory, and any that another user
+ * could replace (not root/our own, or group/world-writable, itself or a folder above it).
+ * Undefined when none is found.
  */
 export function locateBwrap(options: LocateBwrapOptions = {}): string | undefined {
   const searchPath = options.searchPath ?? process.env.PATH ?? '';
@@ -44,6 +47,9 @@ export function locateBwrap(options: LocateBwrapOptions = {}): string | undefine
     const real = canonical(candidate);
     if (untrusted.some((dir) => inside(dir, candidate) || inside(dir, real) || inside(dir, canonical(entry))))
       continue;
+    // It runs as the executor, outside every sandbox: only a binary nobody else can replace (a
+    // sandbox of another workspace may have planted one in a shared folder on PATH, e.g. /tmp).
+    if (!isTrustedExecutable(real)) continue;
     return real;
   }
   return undefined;

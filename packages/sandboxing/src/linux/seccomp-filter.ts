@@ -21,6 +21,10 @@ const SYSCALLS: Readonly<Record<SeccompArch, Readonly<Record<string, number>>>> 
     add_key: 248,
     request_key: 249,
     keyctl: 250,
+    bpf: 321,
+    userfaultfd: 323,
+    perf_event_open: 298,
+    openat2: 437,
     socket: 41,
     socketpair: 53,
     connect: 42,
@@ -43,6 +47,10 @@ const SYSCALLS: Readonly<Record<SeccompArch, Readonly<Record<string, number>>>> 
     add_key: 217,
     request_key: 218,
     keyctl: 219,
+    bpf: 280,
+    userfaultfd: 282,
+    perf_event_open: 241,
+    openat2: 437,
     socket: 198,
     socketpair: 199,
     connect: 203,
@@ -61,7 +69,10 @@ const SYSCALLS: Readonly<Record<SeccompArch, Readonly<Record<string, number>>>> 
  * Denied in every sandbox: reading or writing other processes' memory (`ptrace`,
  * `process_vm_*`), io_uring (whose operations bypass syscall filtering), as the original; and,
  * beyond it, the kernel keyring (`add_key`, `keyctl`, `request_key`), which a root sandbox
- * would otherwise share with the host's root (its session keyring is inherited).
+ * would otherwise share with the host's root (its session keyring is inherited), and the calls
+ * kernel exploit chains favour that no build or test needs: `bpf` (verifier bugs),
+ * `userfaultfd` (stalls kernel copies to win races), `perf_event_open` (a long CVE record and
+ * kernel address leaks).
  */
 export const ALWAYS_DENIED_SYSCALLS: readonly string[] = [
   'ptrace',
@@ -73,7 +84,28 @@ export const ALWAYS_DENIED_SYSCALLS: readonly string[] = [
   'add_key',
   'keyctl',
   'request_key',
+  'bpf',
+  'userfaultfd',
+  'perf_event_open',
 ];
+
+/**
+ * Calls that set a file mode, with the index of their mode argument: refused when the mode has
+ * the set-user-ID or set-group-ID bit. A sandboxed command runs as uid 0 mapped to the executor's
+ * uid; files it creates belong to that uid on the host, so with a root executor `cp /bin/bash
+ * /tmp/x; chmod 4755 /tmp/x` would mint a set-uid-root binary any local user could run. Plain
+ * modes (755, 644, the sticky bit) stay allowed. `openat2` keeps its mode in memory the filter
+ * cannot read: it answers ENOSYS and libc falls back to `openat`.
+ */
+const SETID_MODE_SYSCALLS: Readonly<Record<SeccompArch, Readonly<Record<number, number>>>> = {
+  // chmod, fchmod, fchmodat, fchmodat2, open, openat, creat, mknod, mknodat
+  x86_64: { 90: 1, 91: 1, 268: 2, 452: 2, 2: 2, 257: 3, 85: 1, 133: 1, 259: 2 },
+  // fchmod, fchmodat, fchmodat2, openat, mknodat (aarch64 has no legacy chmod/open/creat/mknod)
+  aarch64: { 52: 1, 53: 2, 452: 2, 56: 3, 33: 2 },
+};
+
+/** S_ISUID | S_ISGID. */
+const SETID_MODE_BITS = 0o6000;
 
 /**
  * Denied when the network is off: every way to reach a socket by address. `--unshare-net`
@@ -144,6 +176,9 @@ export function buildSeccompFilter(options: SeccompFilterOptions): Uint8Array {
   asm.load(ARCH_OFFSET).jumpEqual(AUDIT_ARCH[options.arch], '', 'kill').load(NR_OFFSET);
   if (options.arch === 'x86_64') asm.jumpGreaterOrEqual(X32_SYSCALL_BIT, 'kill');
   for (const name of ALWAYS_DENIED_SYSCALLS) asm.jumpEqual(nr[name]!, 'deny');
+  const setidCalls = Object.entries(SETID_MODE_SYSCALLS[options.arch]);
+  for (const [syscall, modeArg] of setidCalls) asm.jumpEqual(Number(syscall), `mode${modeArg}`);
+  asm.jumpEqual(nr.openat2!, 'enosys');
   if (options.denyUserNamespaces === true) {
     asm.jumpEqual(nr.unshare!, 'flags').jumpEqual(nr.clone!, 'flags').jumpEqual(nr.clone3!, 'nosys');
   }
@@ -184,6 +219,10 @@ export function buildSeccompFilter(options: SeccompFilterOptions): Uint8Array {
       .load(argHigh(4))
       .jumpEqual(0, 'allow', 'deny');
   }
+  for (const modeArg of new Set(setidCalls.map(([, arg]) => arg))) {
+    asm.label(`mode${modeArg}`).load(argLow(modeArg)).jumpAnySet(SETID_MODE_BITS, 'deny', 'allow');
+  }
+  asm.label('enosys').ret(SECCOMP_RET_ERRNO | ENOSYS);
   asm.label('allow').ret(SECCOMP_RET_ALLOW);
   asm.label('deny').ret(SECCOMP_RET_ERRNO | EPERM);
   asm.label('kill').ret(SECCOMP_RET_KILL_PROCESS);

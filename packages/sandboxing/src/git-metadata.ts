@@ -1,0 +1,174 @@
+import type { Dir } from 'node:fs';
+import { opendir } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { existingPath, isSpecialFile, type PathKind, readSmallRegularFile } from './internal/safe-fs.ts';
+
+/** A `.git` file holding `gitdir: <path>` (or a `commondir`) is one line; anything longer is not one. */
+const POINTER_FILE_MAX_BYTES = 4096;
+
+/** Large enough for any hand-written or tool-written repository config. */
+const GIT_CONFIG_MAX_BYTES = 262_144;
+
+/**
+ * How many directories one launch may visit looking for nested repositories, across all its
+ * writable roots. A workspace of a few thousand folders is scanned whole in a few ms; a bigger
+ * tree (or a shared `/tmp` full of build trees) is scanned breadth-first up to this bound, so the
+ * repositories nearest the roots, the ones a user runs git in, are always found.
+ */
+export const GIT_SCAN_MAX_DIRS = 8192;
+
+/** Deepest folder (below a writable root) searched for a nested `.git`. */
+export const GIT_SCAN_MAX_DEPTH = 16;
+
+/** A git metadata location to keep read-only. */
+export interface GitMetadataPath {
+  readonly path: string;
+  /** `special`: a FIFO, socket or device where a `.git` should be; never opened, covered instead. */
+  readonly kind: PathKind | 'special';
+}
+
+/** What a scan found, and whether it stopped at its bound before seeing everything. */
+export interface GitScanResult {
+  readonly paths: readonly GitMetadataPath[];
+  readonly truncated: boolean;
+}
+
+/** A shared budget of directory visits for one launch. */
+export interface GitScanBudget {
+  dirs: number;
+}
+
+/**
+ * Config keys whose value git follows to a file or folder it then reads or runs: `include.path`
+ * and `includeIf.*.path` (more config), `core.hooksPath` (hooks), `core.fsmonitor` (a program run
+ * by every `git status`). When such a target lies in a writable root, it is protected too.
+ */
+const REDIRECTING_KEY = /^\s*(path|hookspath|fsmonitor)\s*=\s*(.*?)\s*$/i;
+
+function unquote(value: string): string {
+  const trimmed = value.replace(/\s[;#].*$/, '');
+  return trimmed.length >= 2 && trimmed.startsWith('"') && trimmed.endsWith('"')
+    ? trimmed.slice(1, -1)
+    : trimmed;
+}
+
+function expandHome(value: string): string {
+  if (value === '~') return homedir();
+  return value.startsWith('~/') ? join(homedir(), value.slice(2)) : value;
+}
+
+/** Paths a repository's config redirects git to (relative ones against `base`). */
+async function configRedirections(gitdir: string, worktree: string): Promise<string[]> {
+  const text = await readSmallRegularFile(join(gitdir, 'config'), GIT_CONFIG_MAX_BYTES);
+  if (text === undefined) return [];
+  const targets: string[] = [];
+  for (const line of text.split('\n')) {
+    const match = REDIRECTING_KEY.exec(line);
+    if (match === null) continue;
+    const key = match[1]!.toLowerCase();
+    const value = expandHome(unquote(match[2] ?? ''));
+    if (value === '' || /^(true|false|yes|no|on|off|0|1)$/i.test(value)) continue;
+    // include paths are relative to the config file; hooksPath and fsmonitor to the worktree.
+    const base = key === 'path' ? gitdir : worktree;
+    targets.push(isAbsolute(value) ? value : resolve(base, value));
+  }
+  return targets;
+}
+
+/** Reads a `gitdir: <path>` pointer file and returns the git directory it names, if it exists. */
+async function pointerTarget(gitFile: string): Promise<string | undefined> {
+  const text = await readSmallRegularFile(gitFile, POINTER_FILE_MAX_BYTES);
+  const match = /^gitdir:\s*(.+?)\s*$/m.exec(text ?? '');
+  if (match?.[1] === undefined) return undefined;
+  const target = await existingPath(resolve(dirname(gitFile), match[1]));
+  return target?.kind === 'dir' ? target.path : undefined;
+}
+
+/**
+ * Every location git would use for the repository whose `.git` entry is `gitEntry`: the entry
+ * itself (a directory, a `gitdir:` file, or what a symlink points to), the git directory a
+ * pointer names, its `commondir` (a worktree's shared repository, where `config` and `hooks`
+ * live), and what the config redirects to. Anything that is not a directory or regular file
+ * (a FIFO, a device, a socket) is ignored: never opened, never bound.
+ */
+export async function repositoryMetadata(gitEntry: string): Promise<GitMetadataPath[]> {
+  const entry = await existingPath(gitEntry);
+  if (entry === undefined) return [];
+  const found: GitMetadataPath[] = [entry];
+  const gitdirs: string[] = [];
+  if (entry.kind === 'dir') gitdirs.push(entry.path);
+  else {
+    const target = await pointerTarget(entry.path);
+    if (target !== undefined) {
+      found.push({ path: target, kind: 'dir' });
+      gitdirs.push(target);
+    }
+  }
+  for (const gitdir of [...gitdirs]) {
+    const common = (await readSmallRegularFile(join(gitdir, 'commondir'), POINTER_FILE_MAX_BYTES))?.trim();
+    if (!common) continue;
+    const commonDir = await existingPath(isAbsolute(common) ? common : resolve(gitdir, common));
+    if (commonDir?.kind === 'dir') {
+      found.push(commonDir);
+      gitdirs.push(commonDir.path);
+    }
+  }
+  const worktree = dirname(gitEntry);
+  for (const gitdir of gitdirs) {
+    for (const target of await configRedirections(gitdir, worktree)) {
+      const existing = await existingPath(target);
+      if (existing !== undefined) found.push(existing);
+    }
+  }
+  return found;
+}
+
+async function openDir(path: string): Promise<Dir | undefined> {
+  try {
+    return await opendir(path, { bufferSize: 64 });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Finds the git metadata of every repository nested anywhere under `root` (not the root's own
+ * `.git`, which the caller handles with its placeholder rules): vendored clones, submodules
+ * (whose `.git` pointer files could be rewritten to a gitdir the command controls), repositories
+ * of other workspaces under a shared `/tmp`. Breadth-first, no symlinks followed, never inside a
+ * `.git`; stops when `budget` runs out (then `truncated`). Asynchronous throughout.
+ */
+export async function findNestedRepositories(root: string, budget: GitScanBudget): Promise<GitScanResult> {
+  const paths: GitMetadataPath[] = [];
+  let level = [root];
+  let depth = 0;
+  let truncated = false;
+  while (level.length > 0 && depth <= GIT_SCAN_MAX_DEPTH) {
+    const next: string[] = [];
+    for (const dir of level) {
+      if (budget.dirs <= 0) return { paths, truncated: true };
+      budget.dirs--;
+      const handle = await openDir(dir);
+      if (handle === undefined) continue;
+      try {
+        for await (const child of handle) {
+          const path = join(dir, child.name);
+          if (child.name === '.git') {
+            if (depth === 0) continue;
+            if (await isSpecialFile(path)) paths.push({ path, kind: 'special' });
+            else paths.push(...(await repositoryMetadata(path)));
+            continue;
+          }
+          if (child.isDirectory()) next.push(path);
+        }
+      } catch {
+        // A folder removed or made unreadable while listed: what was seen stands.
+      }
+    }
+    level = next;
+    depth++;
+  }
+  if (level.length > 0) truncated = true;
+  return { paths, truncated };
+}

@@ -1,0 +1,52 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { existingPath, type PathKind } from './internal/safe-fs.ts';
+
+/**
+ * Host files only root may read that no sandboxed command needs. A sandboxed command runs as
+ * uid 0 mapped to the executor's uid: with a root executor it owns root's files, so the mode bits
+ * that keep them from other users do not keep them from it. They are masked in every sandbox
+ * (an empty file or folder in their place) when the executor runs as root.
+ */
+export const ROOT_ONLY_HOST_SECRETS: readonly string[] = [
+  '/etc/shadow',
+  '/etc/shadow-',
+  '/etc/gshadow',
+  '/etc/gshadow-',
+  '/etc/security/opasswd',
+];
+
+/** A path masked inside the sandbox. */
+export interface MaskedPath {
+  readonly path: string;
+  readonly kind: PathKind;
+}
+
+async function sshHostKeys(): Promise<string[]> {
+  try {
+    const names = await readdir('/etc/ssh');
+    return names.filter((name) => /^ssh_host_.*_key$/.test(name)).map((name) => join('/etc/ssh', name));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * What to mask in a sandbox: the `extra` paths (the executor's own secrets, e.g. its auth token
+ * file; always), plus, unless `fullAccess`, {@link ROOT_ONLY_HOST_SECRETS} and the SSH host keys
+ * when this process runs as root. Only existing files and folders (after symlinks), canonical.
+ */
+export async function hostSecretsToMask(
+  extra: readonly string[] = [],
+  fullAccess = false,
+): Promise<MaskedPath[]> {
+  const candidates = [...extra];
+  if (!fullAccess && process.getuid?.() === 0)
+    candidates.push(...ROOT_ONLY_HOST_SECRETS, ...(await sshHostKeys()));
+  const found = new Map<string, PathKind>();
+  for (const candidate of candidates) {
+    const existing = await existingPath(candidate);
+    if (existing !== undefined) found.set(existing.path, existing.kind);
+  }
+  return [...found].map(([path, kind]) => ({ path, kind }));
+}
