@@ -105,6 +105,7 @@ test('nested repositories, submodule pointer files and config redirections are p
   mkdirSync(join(ws, 'deps', 'sm'), { recursive: true });
   writeFileSync(join(ws, 'deps', 'sm', '.git'), 'gitdir: ../../.git/modules/sm\n');
   mkdirSync(join(ws, 'hooks'));
+  mkdirSync(join(ws, 'packages', 'app', '.codex'), { recursive: true });
   writeFileSync(join(ws, 'shared.gitconfig'), '');
   writeFileSync(
     join(ws, 'vendor', 'lib', '.git', 'config'),
@@ -118,6 +119,7 @@ test('nested repositories, submodule pointer files and config redirections are p
       { path: join(ws, 'deps', 'sm', '.git'), type: 'file' },
       { path: join(ws, 'hooks'), type: 'dir' },
       { path: join(ws, 'shared.gitconfig'), type: 'file' },
+      { path: join(ws, 'packages', 'app', '.codex'), type: 'dir' },
     ]),
   );
 });

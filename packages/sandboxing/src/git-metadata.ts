@@ -21,6 +21,9 @@ export const GIT_SCAN_MAX_DIRS = 8192;
 /** Deepest folder (below a writable root) searched for a nested `.git`. */
 export const GIT_SCAN_MAX_DEPTH = 16;
 
+/** Agent configuration folders protected at any depth, like `.git`. */
+const NESTED_AGENT_DIRS: readonly string[] = ['.codex', '.agents'];
+
 /** A git metadata location to keep read-only. */
 export interface GitMetadataPath {
   readonly path: string;
@@ -133,8 +136,9 @@ async function openDir(path: string): Promise<Dir | undefined> {
 }
 
 /**
- * Finds the git metadata of every repository nested anywhere under `root` (not the root's own
- * `.git`, which the caller handles with its placeholder rules): vendored clones, submodules
+ * Finds the git metadata of every repository nested anywhere under `root`, and nested `.codex`
+ * and `.agents` (not the root's own, which the caller handles with its placeholder rules):
+ * vendored clones, submodules
  * (whose `.git` pointer files could be rewritten to a gitdir the command controls), repositories
  * of other workspaces under a shared `/tmp`. Breadth-first, no symlinks followed, never inside a
  * `.git`; stops when `budget` runs out (then `truncated`). Asynchronous throughout.
@@ -158,6 +162,14 @@ export async function findNestedRepositories(root: string, budget: GitScanBudget
             if (depth === 0) continue;
             if (await isSpecialFile(path)) paths.push({ path, kind: 'special' });
             else paths.push(...(await repositoryMetadata(path)));
+            continue;
+          }
+          if (NESTED_AGENT_DIRS.includes(child.name)) {
+            // A nested project's agent configuration (`sub/.codex/config.toml`, `sub/.agents`)
+            // is trusted by an agent started there, like the root's own.
+            if (depth === 0) continue;
+            const found = await existingPath(path);
+            if (found !== undefined) paths.push(found);
             continue;
           }
           if (child.isDirectory()) next.push(path);

@@ -60,6 +60,14 @@ const NR = {
     unshare: 272,
     clone: 56,
     clone3: 435,
+    bpf: 321,
+    userfaultfd: 323,
+    perf_event_open: 298,
+    fchmod: 91,
+    fchmodat: 268,
+    openat: 257,
+    mknodat: 259,
+    openat2: 437,
   },
   aarch64: {
     read: 63,
@@ -75,6 +83,14 @@ const NR = {
     unshare: 97,
     clone: 220,
     clone3: 435,
+    bpf: 280,
+    userfaultfd: 282,
+    perf_event_open: 241,
+    fchmod: 52,
+    fchmodat: 53,
+    openat: 56,
+    mknodat: 33,
+    openat2: 437,
   },
 } as const;
 
@@ -95,6 +111,28 @@ describe.each(['x86_64', 'aarch64'] as const)('seccomp filter (%s)', (arch) => {
       expect(verdict(program, { nr: nr.ptrace })).toBe(EPERM);
       expect(verdict(program, { nr: nr.io_uring_setup })).toBe(EPERM);
       expect(verdict(program, { nr: nr.keyctl })).toBe(EPERM);
+    }
+  });
+
+  test('always denies bpf, userfaultfd and perf_event_open', () => {
+    for (const program of [open, closed]) {
+      expect(verdict(program, { nr: nr.bpf })).toBe(EPERM);
+      expect(verdict(program, { nr: nr.userfaultfd })).toBe(EPERM);
+      expect(verdict(program, { nr: nr.perf_event_open })).toBe(EPERM);
+    }
+  });
+
+  test('set-uid and set-gid modes are refused on every mode-setting call; plain modes pass', () => {
+    for (const program of [open, closed]) {
+      expect(verdict(program, { nr: nr.fchmod, args: [3n, BigInt(0o4755)] })).toBe(EPERM);
+      expect(verdict(program, { nr: nr.fchmod, args: [3n, BigInt(0o2755)] })).toBe(EPERM);
+      expect(verdict(program, { nr: nr.fchmod, args: [3n, BigInt(0o1777)] })).toBe(ALLOW);
+      expect(verdict(program, { nr: nr.fchmodat, args: [0n, 0n, BigInt(0o6755)] })).toBe(EPERM);
+      expect(verdict(program, { nr: nr.fchmodat, args: [0n, 0n, BigInt(0o755)] })).toBe(ALLOW);
+      expect(verdict(program, { nr: nr.openat, args: [0n, 0n, BigInt(0o101), BigInt(0o4755)] })).toBe(EPERM);
+      expect(verdict(program, { nr: nr.openat, args: [0n, 0n, BigInt(0o101), BigInt(0o644)] })).toBe(ALLOW);
+      expect(verdict(program, { nr: nr.mknodat, args: [0n, 0n, BigInt(0o104755)] })).toBe(EPERM);
+      expect(verdict(program, { nr: nr.openat2 })).toBe(ENOSYS);
     }
   });
 
