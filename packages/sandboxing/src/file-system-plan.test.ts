@@ -115,11 +115,11 @@ test('nested repositories, submodule pointer files and config redirections are p
   expect(readOnly).toEqual(
     expect.arrayContaining([
       { path: join(ws, '.git'), type: 'dir' },
-      { path: join(ws, 'vendor', 'lib', '.git'), type: 'dir' },
-      { path: join(ws, 'deps', 'sm', '.git'), type: 'file' },
-      { path: join(ws, 'hooks'), type: 'dir' },
-      { path: join(ws, 'shared.gitconfig'), type: 'file' },
-      { path: join(ws, 'packages', 'app', '.codex'), type: 'dir' },
+      { path: join(ws, 'vendor', 'lib', '.git'), type: 'dir', nested: true },
+      { path: join(ws, 'deps', 'sm', '.git'), type: 'file', nested: true },
+      { path: join(ws, 'hooks'), type: 'dir', nested: true },
+      { path: join(ws, 'shared.gitconfig'), type: 'file', nested: true },
+      { path: join(ws, 'packages', 'app', '.codex'), type: 'dir', nested: true },
     ]),
   );
 });
@@ -130,7 +130,7 @@ test('a redirection to the workspace itself is not protected (a command cannot f
   writeFileSync(join(ws, 'nested', '.git', 'config'), '[core]\n\thooksPath = ../..\n');
   const readOnly = (await workspacePlan(ws)).writableRoots[0]!.readOnly;
   expect(readOnly.map((item) => item.path)).not.toContain(ws);
-  expect(readOnly).toContainEqual({ path: join(ws, 'nested', '.git'), type: 'dir' });
+  expect(readOnly).toContainEqual({ path: join(ws, 'nested', '.git'), type: 'dir', nested: true });
 });
 
 test('a FIFO or a device behind .git is never opened nor bound, and planning does not block', async () => {
@@ -147,7 +147,7 @@ test('a FIFO or a device behind .git is never opened nor bound, and planning doe
   const paths = readOnly.map((item) => item.path);
   // A FIFO in a protected name's place is covered (not opened), so it cannot be swapped for a repository.
   expect(readOnly).toContainEqual({ path: join(ws, '.git'), type: 'special' });
-  expect(readOnly).toContainEqual({ path: join(ws, 'fifo-repo', '.git'), type: 'special' });
+  expect(readOnly).toContainEqual({ path: join(ws, 'fifo-repo', '.git'), type: 'special', nested: true });
   expect(paths).not.toContain('/dev/zero');
   expect(paths).toContain(join(ws, 'common-fifo', '.git'));
 });
@@ -164,6 +164,7 @@ test('the nested-repository scan is bounded and says when it stopped early', asy
   expect(whole.writableRoots[0]!.readOnly).toContainEqual({
     path: join(ws, 'd19', 'x', '.git'),
     type: 'dir',
+    nested: true,
   });
 });
 

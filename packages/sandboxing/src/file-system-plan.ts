@@ -9,6 +9,7 @@ import {
 } from './git-metadata.ts';
 import { hostSecretsToMask, type MaskedPath } from './host-secrets.ts';
 import { canonicalDir, existingPath, isSpecialFile, pathEntryExists } from './internal/safe-fs.ts';
+import { isHeldPlaceholder } from './placeholders.ts';
 import type { SandboxPolicy } from './policy.ts';
 import { DEFAULT_ROOT_PINS, type SandboxRootPins } from './root-pins.ts';
 
@@ -34,6 +35,12 @@ export interface ProtectedPath {
    * (never opened; it cannot be replaced by a real `.git` either).
    */
   readonly type: 'dir' | 'file' | 'missing' | 'special';
+  /**
+   * Found by the scan below the root (a nested repository, another workspace's under `/tmp`):
+   * bound only if it still exists when the sandbox starts (it may be another sandbox's
+   * placeholder, removed meanwhile).
+   */
+  readonly nested?: true;
 }
 
 /** A writable root as it exists right now, with its read-only carve-outs. */
@@ -92,6 +99,10 @@ async function ownProtectedNames(root: string, workspace: boolean): Promise<Prot
   const maskMissing = workspace && (await writable(root));
   for (const name of PROTECTED_NAMES) {
     const path = resolve(root, name);
+    if (maskMissing && MASKED_WHEN_MISSING.includes(name) && isHeldPlaceholder(path)) {
+      result.push({ path, type: 'missing' });
+      continue;
+    }
     const found = await repositoryMetadataOrName(path, name);
     if (found.length > 0) {
       result.push(...found.map(({ path, kind }) => ({ path, type: kind })));
@@ -154,7 +165,7 @@ export async function planFileSystem(
     for (const item of await ownProtectedNames(root, byPath.get(root) ?? false)) add(item);
     const nested = await findNestedRepositories(root, budget);
     gitScanTruncated ||= nested.truncated;
-    for (const { path, kind } of nested.paths) add({ path, type: kind });
+    for (const { path, kind } of nested.paths) add({ path, type: kind, nested: true });
     writableRoots.push({ root, readOnly });
   }
   return { fullDiskWrite: false, writableRoots, cwd, masked, gitScanTruncated };

@@ -1,5 +1,5 @@
-import type { Dir } from 'node:fs';
-import { opendir } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { existingPath, isSpecialFile, type PathKind, readSmallRegularFile } from './internal/safe-fs.ts';
@@ -20,6 +20,14 @@ export const GIT_SCAN_MAX_DIRS = 8192;
 
 /** Deepest folder (below a writable root) searched for a nested `.git`. */
 export const GIT_SCAN_MAX_DEPTH = 16;
+
+/**
+ * Folders the scan does not descend into: package-manager trees hold most of a JavaScript
+ * workspace's folders (often 10x the rest) and never a repository a person runs git in (npm and
+ * pnpm strip `.git` from what they install). A repository planted there by a command is the
+ * command's own, not one the host trusts.
+ */
+export const GIT_SCAN_SKIPPED_DIRS: readonly string[] = ['node_modules'];
 
 /** Agent configuration folders protected at any depth, like `.git`. */
 const NESTED_AGENT_DIRS: readonly string[] = ['.codex', '.agents'];
@@ -127,12 +135,37 @@ export async function repositoryMetadata(gitEntry: string): Promise<GitMetadataP
   return found;
 }
 
-async function openDir(path: string): Promise<Dir | undefined> {
+/** Folders listed at once: enough to keep libuv's thread pool busy without flooding it. */
+const SCAN_CONCURRENCY = 16;
+
+async function list(path: string): Promise<Dirent[]> {
   try {
-    return await opendir(path, { bufferSize: 64 });
+    return await readdir(path, { withFileTypes: true });
   } catch {
-    return undefined;
+    // A folder removed or made unreadable meanwhile: nothing to see there.
+    return [];
   }
+}
+
+/** What one folder holds that matters: metadata found in it, and its sub-folders to visit. */
+async function visit(dir: string, depth: number): Promise<{ found: GitMetadataPath[]; children: string[] }> {
+  const found: GitMetadataPath[] = [];
+  const children: string[] = [];
+  for (const child of await list(dir)) {
+    const path = join(dir, child.name);
+    if (child.name === '.git') {
+      if (depth === 0) continue;
+      if (await isSpecialFile(path)) found.push({ path, kind: 'special' });
+      else found.push(...(await repositoryMetadata(path)));
+    } else if (NESTED_AGENT_DIRS.includes(child.name)) {
+      // A nested project's agent configuration (`sub/.codex/config.toml`, `sub/.agents`) is
+      // trusted by an agent started there, like the root's own.
+      if (depth === 0) continue;
+      const existing = await existingPath(path);
+      if (existing !== undefined) found.push(existing);
+    } else if (child.isDirectory() && !GIT_SCAN_SKIPPED_DIRS.includes(child.name)) children.push(path);
+  }
+  return { found, children };
 }
 
 /**
@@ -147,40 +180,21 @@ export async function findNestedRepositories(root: string, budget: GitScanBudget
   const paths: GitMetadataPath[] = [];
   let level = [root];
   let depth = 0;
-  let truncated = false;
   while (level.length > 0 && depth <= GIT_SCAN_MAX_DEPTH) {
     const next: string[] = [];
-    for (const dir of level) {
-      if (budget.dirs <= 0) return { paths, truncated: true };
-      budget.dirs--;
-      const handle = await openDir(dir);
-      if (handle === undefined) continue;
-      try {
-        for await (const child of handle) {
-          const path = join(dir, child.name);
-          if (child.name === '.git') {
-            if (depth === 0) continue;
-            if (await isSpecialFile(path)) paths.push({ path, kind: 'special' });
-            else paths.push(...(await repositoryMetadata(path)));
-            continue;
-          }
-          if (NESTED_AGENT_DIRS.includes(child.name)) {
-            // A nested project's agent configuration (`sub/.codex/config.toml`, `sub/.agents`)
-            // is trusted by an agent started there, like the root's own.
-            if (depth === 0) continue;
-            const found = await existingPath(path);
-            if (found !== undefined) paths.push(found);
-            continue;
-          }
-          if (child.isDirectory()) next.push(path);
-        }
-      } catch {
-        // A folder removed or made unreadable while listed: what was seen stands.
+    for (let i = 0; i < level.length; i += SCAN_CONCURRENCY) {
+      const batch = level.slice(i, i + Math.min(SCAN_CONCURRENCY, Math.max(budget.dirs, 0)));
+      if (batch.length === 0) return { paths, truncated: true };
+      budget.dirs -= batch.length;
+      for (const { found, children } of await Promise.all(batch.map((dir) => visit(dir, depth)))) {
+        paths.push(...found);
+        next.push(...children);
       }
+      if (batch.length < Math.min(SCAN_CONCURRENCY, level.length - i)) return { paths, truncated: true };
     }
     level = next;
     depth++;
   }
-  if (level.length > 0) truncated = true;
+  const truncated = level.length > 0;
   return { paths, truncated };
 }

@@ -13,13 +13,13 @@ export { type DescribeDenialOptions, describeSandboxDenial, type SandboxDenial }
 export {
   type FileSystemPlan,
   MASKED_WHEN_MISSING,
-  PROTECTED_NAMES,
   type PlanFileSystemOptions,
+  PROTECTED_NAMES,
   type ProtectedPath,
   planFileSystem,
   type WritableRootPlan,
 } from './file-system-plan.ts';
-export { GIT_SCAN_MAX_DEPTH, GIT_SCAN_MAX_DIRS } from './git-metadata.ts';
+export { GIT_SCAN_MAX_DEPTH, GIT_SCAN_MAX_DIRS, GIT_SCAN_SKIPPED_DIRS } from './git-metadata.ts';
 export { hostSecretsToMask, type MaskedPath, ROOT_ONLY_HOST_SECRETS } from './host-secrets.ts';
 export { type BwrapArgsOptions, buildBwrapArgs } from './linux/bwrap-args.ts';
 export {

@@ -9,6 +9,7 @@ import { locateBwrap } from './linux/locate-bwrap.ts';
 import { seccompFilterPath } from './linux/seccomp-fd.ts';
 import { buildSeccompFilter } from './linux/seccomp-filter.ts';
 import { buildSeatbeltArgv, buildSeatbeltPolicy } from './macos/seatbelt.ts';
+import { holdPlaceholders } from './placeholders.ts';
 import {
   isNetworkDisabled,
   type ResolvePolicyOptions,
@@ -111,6 +112,12 @@ export interface SandboxCommand {
   readonly env: Readonly<Record<string, string>>;
   /** Linux only: the bubblewrap part, for the managed network's namespace prefix. */
   readonly bwrap?: BwrapLaunch | undefined;
+  /**
+   * Call once the command has exited (idempotent; `spawnProcess` does it): removes the empty
+   * mount points bubblewrap had to create for missing protected names, once no other sandbox of
+   * this process uses them. A no-op for unwrapped commands.
+   */
+  release(): Promise<void>;
   /** `argv[0]` override for the spawned program (only when nothing wraps the command). */
   readonly arg0: string | undefined;
   /** The sandbox actually applied. */
@@ -122,6 +129,8 @@ export interface SandboxCommand {
   readonly proxyRouted: boolean;
 }
 
+const nothingToRelease = (): Promise<void> => Promise.resolve();
+
 function unsupported(message: string): ExecError {
   return new ExecError('unsupported', message);
 }
@@ -131,7 +140,12 @@ async function linuxCommand(
   policy: SandboxPolicy,
   env: Readonly<Record<string, string>>,
   routing: SandboxProxyRouting | undefined,
-): Promise<{ argv: string[]; env: Readonly<Record<string, string>>; bwrap: BwrapLaunch }> {
+): Promise<{
+  argv: string[];
+  env: Readonly<Record<string, string>>;
+  bwrap: BwrapLaunch;
+  release: () => Promise<void>;
+}> {
   if (process.platform !== 'linux')
     throw unsupported(`the linuxSeccomp sandbox needs Linux, not ${process.platform}`);
   const untrustedDirs = [policy.cwd, request.cwd, ...policy.writableRoots.map((root) => root.path)];
@@ -171,10 +185,14 @@ async function linuxCommand(
   const inner = [caps.path, ...envFlags, ...flags, ...request.command];
   const preamble = request.launcherPreamble ?? [];
   const relaunch = (argv: readonly string[]): string[] => withLauncher(filterPath, argv, preamble);
+  const placeholders = plan.writableRoots.flatMap(({ readOnly }) =>
+    readOnly.filter((item) => item.type === 'missing').map((item) => item.path),
+  );
   return {
     argv: relaunch(inner),
     env: LAUNCHER_ENV,
     bwrap: { inner, envFlagCount: envFlags.length, relaunch },
+    release: holdPlaceholders(placeholders),
   };
 }
 
@@ -226,7 +244,14 @@ export async function prepareSandboxCommand(request: SandboxCommandRequest): Pro
   const proxyRouted = routing !== undefined;
   switch (type) {
     case 'none':
-      return { argv: [...request.command], env, arg0: request.arg0, sandboxType: 'none', proxyRouted };
+      return {
+        argv: [...request.command],
+        env,
+        arg0: request.arg0,
+        sandboxType: 'none',
+        proxyRouted,
+        release: nothingToRelease,
+      };
     case 'linuxSeccomp': {
       const linux = await linuxCommand(request, selection!.policy, env, routing);
       return { ...linux, arg0: undefined, sandboxType: type, proxyRouted };
@@ -239,6 +264,7 @@ export async function prepareSandboxCommand(request: SandboxCommandRequest): Pro
         arg0: undefined,
         sandboxType: type,
         proxyRouted,
+        release: nothingToRelease,
       };
     default:
       throw unsupported(`the ${type} sandbox is not implemented by execd`);

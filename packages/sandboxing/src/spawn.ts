@@ -106,7 +106,15 @@ export async function spawnProcess(request: SpawnRequest): Promise<SpawnResult> 
       : spawnPipe({ ...options, stdin: request.stdinOpen ? 'pipe' : 'null' });
   };
   if (!prepared.proxyRouted || managed === undefined) {
-    return { process: await spawn(prepared.argv, prepared.env), sandboxType: prepared.sandboxType };
+    let child: SpawnedProcess;
+    try {
+      child = await spawn(prepared.argv, prepared.env);
+    } catch (error) {
+      await prepared.release();
+      throw error;
+    }
+    void child.closed.then(prepared.release, prepared.release);
+    return { process: child, sandboxType: prepared.sandboxType };
   }
   // `launcher nsenter ... -- bwrap ...`: the launcher opens the seccomp filter outside the bridge's
   // namespaces (a user-namespace bridge could not open it), nsenter passes fd 9 on to bwrap. The
@@ -114,23 +122,32 @@ export async function spawnProcess(request: SpawnRequest): Promise<SpawnResult> 
   // win); nsenter and the launcher keep the fixed launcher environment.
   const bwrap = prepared.bwrap;
   if (bwrap === undefined) throw new Error('sandboxing: a proxy-routed command without a bubblewrap launch');
-  const routed = await spawnWithManagedNetwork({
-    argv: bwrap.inner,
-    env: {},
-    proxy: managed.proxy,
-    bridge: { logger: request.logger, ...managed.bridge },
-    // The bridge stays up until the command's output has ended, not just until it exited: a
-    // descendant still holding its pipes may still be using the network.
-    spawn: async ({ argv, env: proxyEnv }) => {
-      const at = argv.indexOf(bwrap.inner[0]!);
-      if (at < 0) throw new Error('sandboxing: the managed network dropped bubblewrap from the argv');
-      const proxyFlags = Object.entries(proxyEnv).flatMap(([name, value]) => ['--setenv', name, value]);
-      const withProxyEnv = [...argv];
-      withProxyEnv.splice(at + 1 + bwrap.envFlagCount, 0, ...proxyFlags);
-      const child = await spawn(bwrap.relaunch(withProxyEnv), prepared.env);
-      return { child, exited: child.closed };
-    },
-  });
+  let routed: Awaited<
+    ReturnType<typeof spawnWithManagedNetwork<{ child: SpawnedProcess; exited: Promise<unknown> }>>
+  >;
+  try {
+    routed = await spawnWithManagedNetwork({
+      argv: bwrap.inner,
+      env: {},
+      proxy: managed.proxy,
+      bridge: { logger: request.logger, ...managed.bridge },
+      // The bridge stays up until the command's output has ended, not just until it exited: a
+      // descendant still holding its pipes may still be using the network.
+      spawn: async ({ argv, env: proxyEnv }) => {
+        const at = argv.indexOf(bwrap.inner[0]!);
+        if (at < 0) throw new Error('sandboxing: the managed network dropped bubblewrap from the argv');
+        const proxyFlags = Object.entries(proxyEnv).flatMap(([name, value]) => ['--setenv', name, value]);
+        const withProxyEnv = [...argv];
+        withProxyEnv.splice(at + 1 + bwrap.envFlagCount, 0, ...proxyFlags);
+        const child = await spawn(bwrap.relaunch(withProxyEnv), prepared.env);
+        return { child, exited: child.closed };
+      },
+    });
+  } catch (error) {
+    await prepared.release();
+    throw error;
+  }
+  void routed.child.exited.then(prepared.release, prepared.release);
   const network: SpawnedNetwork = {
     bridge: routed.bridge,
     closed: routed.closed,

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -327,5 +327,29 @@ describe('bubblewrap discovery', () => {
     await using _ = child;
     expect(sandboxType).toBe('none');
     expect((await child.closed).exitCode).toBe(0);
+  });
+});
+
+describe('no litter', () => {
+  test('the placeholders for a missing .git, .codex and .agents are gone once the last sandbox using them ends', async () => {
+    using ws = tempDir();
+    const first = await startSandboxed(['sh', '-c', 'read line; echo "$line"'], {
+      cwd: ws.path,
+      stdinOpen: true,
+    });
+    // While it runs, the names are masked (mount points exist on the host) and cannot be created.
+    const second = await runSandboxed(
+      ['sh', '-c', 'mkdir .git/x .codex/x .agents/x 2>/dev/null; echo second'],
+      {
+        cwd: ws.path,
+      },
+    );
+    expect(second.stdout).toBe('second\n');
+    expect(readdirSync(ws.path).sort()).toEqual(['.agents', '.codex', '.git']);
+    for (const name of ['.agents', '.codex', '.git']) expect(readdirSync(join(ws.path, name))).toEqual([]);
+    // The first sandbox still uses them: a third launch now must not treat them as existing folders.
+    await first.process.write(Buffer.from('bye\n'));
+    await first.process.closed;
+    await waitFor(() => readdirSync(ws.path).length === 0, 'the placeholders to be removed');
   });
 });

@@ -59,7 +59,7 @@ function fileSystemArgs(plan: FileSystemPlan): string[] {
       // gets an empty read-only tmpfs, so it cannot be created either.
       if (item.type === 'missing') args.push('--tmpfs', item.path, '--remount-ro', item.path);
       else if (item.type === 'special') args.push('--ro-bind', '/dev/null', item.path);
-      else args.push('--ro-bind', item.path, item.path);
+      else args.push(item.nested ? '--ro-bind-try' : '--ro-bind', item.path, item.path);
     }
   }
   // Likewise /sys: sysfs holds host-wide knobs (e.g. kernel/uevent_helper) a root command could write.
