@@ -21,6 +21,29 @@ export {
 } from './file-system-plan.ts';
 export { GIT_SCAN_MAX_DEPTH, GIT_SCAN_MAX_DIRS, GIT_SCAN_SKIPPED_DIRS } from './git-metadata.ts';
 export { hostSecretsToMask, type MaskedPath, ROOT_ONLY_HOST_SECRETS } from './host-secrets.ts';
+export {
+  CLOSE_TIMEOUT_MS,
+  type CommandCgroup,
+  type CommandLimits,
+  type CreateCommandCgroupOptions,
+  createCommandCgroup,
+  DEFAULT_COMMAND_LIMITS,
+  DEFAULT_MAX_FILE_BYTES,
+  DEFAULT_MAX_MEMORY_BYTES,
+  DEFAULT_MAX_PROCESSES,
+  type DetectResourceControlOptions,
+  describeLimitsInForce,
+  detectResourceControl,
+  formatLimitHit,
+  LAUNCHER_LIMITS_FAILED_EXIT_CODE,
+  type LimitEvents,
+  launcherLimitLines,
+  type ResourceControl,
+  type ResourceControlKind,
+  type ResourceController,
+  sweepStaleCommandGroups,
+  validateLimits,
+} from './limits/index.ts';
 export { type BwrapArgsOptions, buildBwrapArgs } from './linux/bwrap-args.ts';
 export {
   BWRAP_PROBE_TIMEOUT_MS,
@@ -68,6 +91,7 @@ export {
 export { DEFAULT_ROOT_PINS, SandboxRootPins } from './root-pins.ts';
 export { platformSandbox, policyNeedsSandbox, type SelectSandboxOptions, selectSandbox } from './select.ts';
 export {
+  type SpawnedLimits,
   type SpawnedNetwork,
   type SpawnManagedNetwork,
   type SpawnRequest,

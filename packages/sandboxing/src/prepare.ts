@@ -84,7 +84,8 @@ export interface SandboxCommandRequest {
   readonly hiddenPaths?: readonly string[] | undefined;
   /**
    * bash lines the Linux launcher runs as the executor, outside the sandbox, just before the fd
-   * sweep and bubblewrap (joining the command's cgroups, setting its rlimits). Never model input.
+   * sweep and bubblewrap (joining the command's cgroups, setting its rlimits: see
+   * `launcherLimitLines`). Never model input.
    */
   readonly launcherPreamble?: readonly string[] | undefined;
 }

@@ -2,6 +2,17 @@ import type { NetworkBridge, NetworkProxy, StartBridgeOptions } from '@execd/net
 import { spawnWithManagedNetwork } from '@execd/network-proxy';
 import type { SandboxType } from '@execd/protocol';
 import { type Logger, type SpawnedProcess, spawnPipe, spawnPty } from '@execd/pty-utils';
+import {
+  type CommandCgroup,
+  type CommandLimits,
+  createCommandCgroup,
+  DEFAULT_COMMAND_LIMITS,
+  detectResourceControl,
+  formatLimitHit,
+  type LimitEvents,
+  launcherLimitLines,
+  type ResourceControl,
+} from './limits/index.ts';
 import { prepareSandboxCommand, type SandboxSelection } from './prepare.ts';
 import type { SandboxRootPins } from './root-pins.ts';
 
@@ -48,9 +59,24 @@ export interface SpawnRequest {
   readonly rootPins?: SandboxRootPins | undefined;
   /** Executor secrets (e.g. its auth token file) masked in every sandbox. */
   readonly hiddenPaths?: readonly string[] | undefined;
-  /** bash lines run by the Linux launcher before bubblewrap (cgroups, rlimits); never model input. */
-  readonly launcherPreamble?: readonly string[] | undefined;
+  /**
+   * Resource limits of a bubblewrap-sandboxed command (default `DEFAULT_COMMAND_LIMITS`; `false`
+   * for none): processes, memory and CPU time in a cgroup of its own, file size as an rlimit.
+   */
+  readonly limits?: CommandLimits | false | undefined;
+  /** What this host can enforce (default: `detectResourceControl()`, once per process). */
+  readonly resourceControl?: ResourceControl | undefined;
   readonly logger?: Logger | undefined;
+}
+
+/** The resource limits a command runs under, and what it hit. */
+export interface SpawnedLimits {
+  /** The limits in force (those the host can enforce; the file size always). */
+  readonly inForce: CommandLimits;
+  /** What the command's cgroup saw (all false without one). Final once the process closed. */
+  events(): Promise<LimitEvents>;
+  /** A sentence for the tool result when a limit was hit (`undefined` otherwise). Final once closed. */
+  describeHit(): Promise<string | undefined>;
 }
 
 /** The bridge of a `proxied` command; it is torn down when the command has exited and its output ended. */
@@ -68,6 +94,34 @@ export interface SpawnResult {
   readonly sandboxType: SandboxType;
   /** Set for a command routed through a managed network (`proxied` with `managedNetwork`). */
   readonly network?: SpawnedNetwork | undefined;
+  /** Set for a command under bubblewrap: its resource limits. */
+  readonly limits?: SpawnedLimits | undefined;
+}
+
+const NO_EVENTS: LimitEvents = Object.freeze({ memoryLimitHit: false, oomKills: 0, pidsLimitHit: false });
+
+/** The cgroup (when the host has one) and the launcher lines for a sandboxed command's limits. */
+async function commandLimits(
+  request: SpawnRequest,
+): Promise<{ group?: CommandCgroup; preamble: string[]; limits: SpawnedLimits } | undefined> {
+  if (request.sandbox?.type !== 'linuxSeccomp' || request.limits === false) return undefined;
+  const wanted = request.limits ?? DEFAULT_COMMAND_LIMITS;
+  const control = request.resourceControl ?? (await detectResourceControl({ logger: request.logger }));
+  const needsGroup =
+    wanted.maxProcesses !== undefined ||
+    wanted.maxMemoryBytes !== undefined ||
+    wanted.maxCpuSeconds !== undefined;
+  const group =
+    needsGroup && control.kind !== 'none'
+      ? await createCommandCgroup(control, wanted, { logger: request.logger })
+      : undefined;
+  const inForce: CommandLimits = { ...(group?.limits ?? {}), maxFileBytes: wanted.maxFileBytes };
+  const events = (): Promise<LimitEvents> => group?.readEvents() ?? Promise.resolve(NO_EVENTS);
+  return {
+    ...(group === undefined ? {} : { group }),
+    preamble: launcherLimitLines({ procsFiles: group?.procsFiles, maxFileBytes: wanted.maxFileBytes }),
+    limits: { inForce, events, describeHit: async () => formatLimitHit(await events(), inForce) },
+  };
 }
 
 /**
@@ -79,9 +133,34 @@ export interface SpawnResult {
  * (or the bridge) cannot be started.
  */
 export async function spawnProcess(request: SpawnRequest): Promise<SpawnResult> {
+  const limits = await commandLimits(request);
+  let result: SpawnResult;
+  try {
+    result = await spawnPrepared(request, limits?.preamble ?? []);
+  } catch (error) {
+    await limits?.group?.close();
+    throw error;
+  }
+  if (limits === undefined) return result;
+  // Once the command is done (exited, output ended), whatever it left in its cgroup (a daemon in
+  // its own session) is killed and the group removed; its events are kept for `describeHit`.
+  const group = limits.group;
+  if (group !== undefined)
+    void result.process.closed.then(
+      () => group.close(),
+      () => group.close(),
+    );
+  return { ...result, limits: limits.limits };
+}
+
+async function spawnPrepared(
+  request: SpawnRequest,
+  launcherPreamble: readonly string[],
+): Promise<SpawnResult> {
   const managed = request.managedNetwork;
   const prepared = await prepareSandboxCommand({
     ...request,
+    launcherPreamble,
     managedNetwork:
       managed === undefined
         ? undefined

@@ -338,13 +338,10 @@ describe('no litter', () => {
       stdinOpen: true,
     });
     // While it runs, the names are masked (mount points exist on the host) and cannot be created.
-    const second = await runSandboxed(
-      ['sh', '-c', 'mkdir .git/x .codex/x .agents/x 2>/dev/null; echo second'],
-      {
-        cwd: ws.path,
-      },
-    );
-    expect(second.stdout).toBe('second\n');
+    const second = await runSandboxed('for d in .git .codex .agents; do mkdir $d/x || echo "no $d"; done', {
+      cwd: ws.path,
+    });
+    expect(second.stdout).toBe('no .git\nno .codex\nno .agents\n');
     expect(readdirSync(ws.path).sort()).toEqual(['.agents', '.codex', '.git']);
     for (const name of ['.agents', '.codex', '.git']) expect(readdirSync(join(ws.path, name))).toEqual([]);
     // The first sandbox still uses them: a third launch now must not treat them as existing folders.

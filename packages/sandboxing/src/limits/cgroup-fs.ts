@@ -1,0 +1,79 @@
+import { access, constants, mkdir, readFile, writeFile } from 'node:fs/promises';
+
+/** The errno code of a failed fs call (`ENOENT`, `EACCES`, ...), or `undefined`. */
+export function errnoCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** A file's text, or `undefined` when it does not exist. */
+export async function readOptional(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENODEV') return undefined;
+    throw error;
+  }
+}
+
+/** Writes a cgroup control file (one `write(2)`, as the kernel expects). */
+export async function writeControl(path: string, value: string): Promise<void> {
+  await writeFile(path, value, { flag: 'w' });
+}
+
+/** `key value` lines (pids.events, memory.events, cpu.stat, memory.oom_control) → numbers; `{}` when missing. */
+export async function readFlatKeyed(path: string): Promise<Record<string, number>> {
+  const text = await readOptional(path);
+  const values: Record<string, number> = {};
+  for (const line of (text ?? '').split('\n')) {
+    const [key, value] = line.trim().split(/\s+/);
+    if (key && value !== undefined && /^\d+$/.test(value)) values[key] = Number(value);
+  }
+  return values;
+}
+
+/** A file holding one number (memory.failcnt, cpuacct.usage); `undefined` when missing. */
+export async function readNumber(path: string): Promise<number | undefined> {
+  const text = (await readOptional(path))?.trim();
+  return text !== undefined && /^\d+$/.test(text) ? Number(text) : undefined;
+}
+
+/** The pids listed in cgroup.procs files (deduplicated; missing files count as empty). */
+export async function readMembers(procsFiles: readonly string[]): Promise<number[]> {
+  const pids = new Set<number>();
+  for (const file of procsFiles) {
+    for (const line of ((await readOptional(file)) ?? '').split('\n')) {
+      if (/^\d+$/.test(line)) pids.add(Number(line));
+    }
+  }
+  return [...pids];
+}
+
+/** `mkdir` that accepts an existing directory. */
+export async function ensureDirectory(path: string): Promise<void> {
+  try {
+    await mkdir(path);
+  } catch (error) {
+    if (errnoCode(error) !== 'EEXIST') throw error;
+  }
+}
+
+/** True when `path` exists. */
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path, constants.F_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `undefined` when this process may write `path`, else the errno code (`EACCES`, `EROFS`, ...). */
+export async function writeDenied(path: string): Promise<string | undefined> {
+  try {
+    await access(path, constants.W_OK);
+    return undefined;
+  } catch (error) {
+    return errnoCode(error) ?? 'EACCES';
+  }
+}

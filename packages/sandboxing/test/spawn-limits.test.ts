@@ -1,0 +1,85 @@
+// spawnProcess puts every bubblewrap-sandboxed command under its resource limits: attacks from
+// inside the sandbox (a fork bomb, a memory hog, a huge file, a daemon left behind), checked from
+// the host, and the result says which limit was hit.
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import {
+  DEFAULT_COMMAND_LIMITS,
+  detectResourceControl,
+  sandboxFromContext,
+  spawnProcess,
+} from '../src/index.ts';
+import { childEnv, expectNoChildren, sleepMarker, sleepPids, tempDir, waitFor } from './helpers/index.ts';
+
+const MIB = 1024 * 1024;
+const control = await detectResourceControl();
+const hasCgroups = process.getuid?.() === 0 && control.kind !== 'none';
+
+afterEach(expectNoChildren);
+
+async function runLimited(
+  script: string,
+  cwd: string,
+  limits?: Parameters<typeof spawnProcess>[0]['limits'],
+) {
+  const launched = await spawnProcess({
+    command: ['/bin/bash', '-c', script],
+    cwd,
+    env: childEnv(),
+    sandbox: sandboxFromContext({ profile: 'workspace-write' }, cwd, { env: {} }),
+    tty: false,
+    stdinOpen: false,
+    ...(limits === undefined ? {} : { limits }),
+  });
+  let output = '';
+  for await (const chunk of launched.process.output()) output += Buffer.from(chunk.bytes).toString();
+  const exit = await launched.process.closed;
+  return { launched, output, exit };
+}
+
+describe.skipIf(!hasCgroups)('resource limits under bubblewrap', () => {
+  test('the defaults are in force for a sandboxed command', async () => {
+    using ws = tempDir();
+    const { launched } = await runLimited('true', ws.path);
+    expect(launched.limits?.inForce).toEqual(DEFAULT_COMMAND_LIMITS);
+    expect(await launched.limits?.describeHit()).toBeUndefined();
+  });
+
+  test('a fork bomb stops at the process limit; nothing it started survives; the hit is reported', async () => {
+    using ws = tempDir();
+    const marker = sleepMarker();
+    // perl's fork fails at once with EAGAIN (bash would retry for half a minute).
+    const script = `perl -e 'my $f = 0; for (1..300) { my $p = fork(); if (!defined $p) { $f++; next } if ($p == 0) { exec "sleep", "${marker}" } } print "started, $f forks failed\\n"'`;
+    const { launched, output, exit } = await runLimited(script, ws.path, { maxProcesses: 40 });
+    expect({ output, exit }).toMatchObject({
+      output: expect.stringMatching(/started, [1-9]\d* forks failed/),
+    });
+    expect(await launched.limits?.describeHit()).toMatch(/process limit \(40/);
+    await waitFor(() => sleepPids(marker).length === 0, 'every sleeper to be gone');
+  });
+
+  test('a memory hog is killed at the memory limit and the hit is reported', async () => {
+    using ws = tempDir();
+    const hog = `node -e 'const a=[]; for(;;){ a.push(Buffer.alloc(16*1024*1024, 1)); }'`;
+    const { launched, exit } = await runLimited(hog, ws.path, { maxMemoryBytes: 96 * MIB });
+    expect(exit.exitCode).not.toBe(0);
+    expect(await launched.limits?.describeHit()).toMatch(/memory limit \(96 MiB\)/);
+  });
+
+  test('a file cannot grow past the file-size limit', async () => {
+    using ws = tempDir();
+    const { output } = await runLimited('head -c 3M /dev/zero > big; echo "rc=$?"', ws.path, {
+      maxFileBytes: MIB,
+    });
+    expect(output).toMatch(/rc=[1-9]/);
+    expect(statSync(join(ws.path, 'big')).size).toBe(MIB);
+  });
+
+  test('limits: false runs the command without a cgroup or rlimit', async () => {
+    using ws = tempDir();
+    const { launched, output } = await runLimited('ulimit -f', ws.path, false);
+    expect(launched.limits).toBeUndefined();
+    expect(output.trim()).toBe('unlimited');
+  });
+});
