@@ -47,11 +47,11 @@ afterEach(async () => {
 });
 
 async function serverAndClient(
-  options: Parameters<typeof CliServer.start>[0] = {},
+  options: Parameters<typeof CliServer.start>[0] & { token?: string } = {},
 ): Promise<{ server: CliServer; client: ExecServerClient }> {
   const server = await CliServer.start(options);
   cleanups.push(() => server.kill('SIGKILL'));
-  const client = await ExecServerClient.connect({ url: server.url, codec: 'msgpack' });
+  const client = await ExecServerClient.connect({ url: server.url, codec: 'msgpack', token: options.token });
   cleanups.push(() => client.close());
   return { server, client };
 }
@@ -246,7 +246,35 @@ describe('git metadata a host git would use stays read-only', () => {
   });
 });
 
+describe('resource limits', () => {
+  test('a fork bomb stops at the default process limit, and the result says so', async () => {
+    const { client } = await serverAndClient();
+    const script = `perl -e 'my $f = 0; for (1..1200) { my $p = fork(); if (!defined $p) { $f++; next } if ($p == 0) { sleep 30; exit 0 } } print "failed=$f\\n"'`;
+    const result = await run(client, script);
+    expect(result.out).toMatch(/failed=[1-9]/);
+    expect(result.err).toMatch(/execd: the command hit its process limit \(1024 processes/);
+  });
+});
+
 describe('host secrets stay unreadable', () => {
+  test("the server's auth token file reads as empty in every sandbox, even full access", async () => {
+    const tokenFile = join(outside, 'token');
+    writeFileSync(tokenFile, 'super-secret-token\n', { mode: 0o600 });
+    const { client } = await serverAndClient({
+      args: ['--auth-token-file', tokenFile],
+      token: 'super-secret-token',
+    });
+    for (const sandbox of [
+      { profile: 'read-only' },
+      WORKSPACE_WRITE,
+      { profile: 'danger-full-access', network: 'off' },
+    ] as const) {
+      const result = await run(client, `cat ${tokenFile}; echo "[end]"`, { sandbox });
+      expect(result.out).toBe('[end]\n');
+    }
+    expect(readFileSync(tokenFile, 'utf8')).toBe('super-secret-token\n');
+  });
+
   test.skipIf(process.getuid?.() !== 0)(
     'a read-only sandbox reads /etc/shadow as empty (root executor)',
     async () => {

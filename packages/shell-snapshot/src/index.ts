@@ -14,6 +14,13 @@ export {
 } from './capture-runner.ts';
 export { captureScript, SNAPSHOT_END_MARKER, SNAPSHOT_MARKER } from './capture-script.ts';
 export {
+  DEFAULT_EXCLUDE_EXCEPTIONS,
+  DEFAULT_EXCLUDE_PATTERNS,
+  isDefaultExcludeException,
+  isNonInheritableEnvVar,
+  NON_INHERITABLE_ENV_VARS,
+} from './credential-env-names.ts';
+export {
   MAX_CACHED_SNAPSHOTS,
   MAX_SNAPSHOT_BYTES,
   MAX_SNAPSHOT_ENV_VALUE_BYTES,
@@ -48,9 +55,7 @@ export {
 export {
   type CreateEnv,
   filterSnapshotEnv,
-  isNonInheritableEnvVar,
   MANAGED_PROXY_ENV_VARS,
-  NON_INHERITABLE_ENV_VARS,
   PROXY_ACTIVE_ENV_VAR,
   SHELL_OWNED_ENV_VARS,
   type SnapshotEnvOptions,

@@ -1,6 +1,6 @@
+import { isNonInheritableEnvVar } from './credential-env-names.ts';
 import { MAX_SNAPSHOT_ENV_VALUE_BYTES } from './limits.ts';
 import { RESTORE_FLAG, RESTORE_STARTUP, type SnapshotShell } from './shell-kind.ts';
-import { isNonInheritableEnvVar } from './snapshot-env.ts';
 
 /** Prefix of the environment variables that carry the state to the restored shell, as the original. */
 export const SNAPSHOT_STATE_ENV_PREFIX = '__CODEX_SHELL_SNAPSHOT_STATE_';

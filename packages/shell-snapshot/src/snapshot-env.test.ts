@@ -66,6 +66,32 @@ describe('filterSnapshotEnv (ports of shell_snapshot_tests.rs)', () => {
     });
   });
 
+  test('a profile exporting credentials: the default excludes drop them, ignoreDefaultExcludes keeps them', () => {
+    const credentials = {
+      DB_PASSWORD: 'p',
+      PGPASSWORD: 'p',
+      DATABASE_URL: 'postgres://u:p@h/db',
+      GITHUB_PAT: 'p',
+      GOOGLE_APPLICATION_CREDENTIALS: '/c.json',
+      NPM_CONFIG__AUTH: 'a',
+      SITE_COOKIE: 'c',
+      AWS_SESSION_EXPIRY: 's',
+      SENTRY_DSN: 'd',
+      HTPASSWD_LINE: 'h',
+      OPENAI_API_KEY: 'k',
+    };
+    const captured = new Map([...Object.entries(credentials), ['PROFILE_ALLOWED', 'profile']]);
+    expect(filterSnapshotEnv(captured, { createEnv, policy: policy({}) })).toEqual({
+      PROFILE_ALLOWED: 'profile',
+    });
+    expect(
+      filterSnapshotEnv(captured, { createEnv, policy: policy({ ignoreDefaultExcludes: true }) }),
+    ).toEqual({
+      ...credentials,
+      PROFILE_ALLOWED: 'profile',
+    });
+  });
+
   test('drops shell-owned and non-inheritable names (case-insensitively), keeps __proto__ out', () => {
     const captured = new Map([
       ['OLDPWD', '/'],

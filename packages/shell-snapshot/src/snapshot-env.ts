@@ -1,8 +1,10 @@
 import type { ExecEnvPolicy } from '@execd/protocol';
+import { isNonInheritableEnvVar } from './credential-env-names.ts';
 
 /**
  * Builds an environment from `baseEnv` under `policy` (spec §7 `create_env`). Injected: the
- * exec-server owns the one implementation (`@execd/exec-server` `createEnv` fits this type).
+ * exec-server owns the one implementation (`@execd/exec-server` `createEnv` fits this type); its
+ * default excludes are this package's `DEFAULT_EXCLUDE_PATTERNS`, the same array.
  */
 export type CreateEnv = (
   policy: ExecEnvPolicy,
@@ -56,18 +58,6 @@ export const MANAGED_PROXY_ENV_VARS: readonly string[] = [
 ];
 
 /**
- * Names never passed to a child, compared case-insensitively (spec §7): the executor's own
- * credentials. The default of `SnapshotEnvOptions.isNonInheritable`.
- */
-export const NON_INHERITABLE_ENV_VARS: readonly string[] = [
-  'CODEX_EXEC_SERVER_NOISE_AUTH_TOKEN',
-  'NODE_REPL_AUTH_TOKEN',
-  'OPENAI_FEDERATION_RULE_ID',
-  'OPENAI_IDENTITY_TOKEN_FILE',
-  'OPENAI_WORKLOAD_IDENTITY_CONTEXT',
-];
-
-/**
  * Never taken from a snapshot: the working directory belongs to the launch (`PWD`, `OLDPWD`, as
  * the original), and `SHLVL`/`_` are maintained by the shell itself (the capture shell's `SHLVL`
  * would make every restored command one level too deep).
@@ -80,22 +70,16 @@ export interface SnapshotEnvOptions {
   readonly policy?: ExecEnvPolicy | undefined;
   /** The env-policy implementation; the policy is applied only when both are given. */
   readonly createEnv?: CreateEnv | undefined;
-  /** Names that never reach a child (default: `NON_INHERITABLE_ENV_VARS`, case-insensitive). */
+  /** Names that never reach a child (default: `isNonInheritableEnvVar`, `NON_INHERITABLE_ENV_VARS`). */
   readonly isNonInheritable?: ((name: string) => boolean) | undefined;
 }
 
 const MANAGED_PROXY_NAMES = new Set(MANAGED_PROXY_ENV_VARS);
-const NON_INHERITABLE_NAMES = new Set(NON_INHERITABLE_ENV_VARS.map((name) => name.toUpperCase()));
-
-/** The default `isNonInheritable`: a case-insensitive match against `NON_INHERITABLE_ENV_VARS`. */
-export function isNonInheritableEnvVar(name: string): boolean {
-  return NON_INHERITABLE_NAMES.has(name.toUpperCase());
-}
 
 /**
  * The environment a snapshot carries, from what the capture exported, in the original's order:
  * drop managed proxy variables when the proxy was active; apply the policy with `inherit: all`
- * (default excludes `*KEY*`/`*SECRET*`/`*TOKEN*` unless ignored, `exclude`, `set`, `includeOnly`);
+ * (the default excludes, `DEFAULT_EXCLUDE_PATTERNS`, unless ignored; `exclude`, `set`, `includeOnly`);
  * drop the shell-owned names and the non-inheritable ones. Returns a fresh object.
  */
 export function filterSnapshotEnv(

@@ -6,6 +6,10 @@ export interface ExecServerCliArgs {
   readonly listen: string | undefined;
   readonly concurrentRequests: string | undefined;
   readonly authTokenFile: string | undefined;
+  /** Every `--allowed-host` value, in order (the flag may repeat; a value may list names with commas). */
+  readonly allowedHosts: readonly string[];
+  /** `--local-peer-check`: `sandboxed-only` (default), `strict` or `off`. */
+  readonly localPeerCheck: 'strict' | 'sandboxed-only' | 'off' | undefined;
   readonly logLevel: LogLevel | 'off';
   readonly help: boolean;
 }
@@ -19,18 +23,31 @@ Options:
                                N >= 2 runs up to N control and N ordinary requests at once
   --auth-token-file PATH       require "Authorization: Bearer <token>" (token read from PATH);
                                EXECD_AUTH_TOKEN is used when this is not given
+  --allowed-host NAME          also answer requests whose Host is NAME (or, for .NAME, any name
+                               under it) besides IP literals and localhost; repeatable
+  --local-peer-check MODE      connections from this machine: sandboxed-only (default) refuses
+                               sandboxed processes; strict also refuses loopback peers whose
+                               process cannot be found; off
   --log-level LEVEL            trace, debug, info (default), warn, error or off; logs go to stderr
   -h, --help                   show this help
 
 Prints exactly one line, ws://IP:PORT, on stdout once listening (WebSocket mode).
 `;
 
-const VALUE_FLAGS = ['--listen', '--concurrent-requests', '--auth-token-file', '--log-level'] as const;
+const VALUE_FLAGS = [
+  '--listen',
+  '--concurrent-requests',
+  '--auth-token-file',
+  '--allowed-host',
+  '--local-peer-check',
+  '--log-level',
+] as const;
 type ValueFlag = (typeof VALUE_FLAGS)[number];
 
 /** Parses `argv` (without node and the script). Throws `ExecError` (`invalidParams`) on bad usage. */
 export function parseCliArgs(argv: readonly string[]): ExecServerCliArgs {
   const values = new Map<ValueFlag, string>();
+  const allowedHosts: string[] = [];
   let help = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -50,7 +67,18 @@ export function parseCliArgs(argv: readonly string[]): ExecServerCliArgs {
       i++;
     }
     if (value === undefined) throw new ExecError('invalidParams', `${name} needs a value`);
+    if (name === '--allowed-host') {
+      allowedHosts.push(...value.split(',').filter((host) => host.trim() !== ''));
+      continue;
+    }
     values.set(name as ValueFlag, value);
+  }
+  const localPeerCheck = values.get('--local-peer-check');
+  if (localPeerCheck !== undefined && !['strict', 'sandboxed-only', 'off'].includes(localPeerCheck)) {
+    throw new ExecError(
+      'invalidParams',
+      `invalid --local-peer-check \`${localPeerCheck}\`; expected sandboxed-only, strict or off`,
+    );
   }
   const logLevel = values.get('--log-level') ?? 'info';
   if (!isLogLevel(logLevel)) {
@@ -63,6 +91,8 @@ export function parseCliArgs(argv: readonly string[]): ExecServerCliArgs {
     listen: values.get('--listen'),
     concurrentRequests: values.get('--concurrent-requests'),
     authTokenFile: values.get('--auth-token-file'),
+    allowedHosts,
+    localPeerCheck: localPeerCheck as ExecServerCliArgs['localPeerCheck'],
     logLevel,
     help,
   };

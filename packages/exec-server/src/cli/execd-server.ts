@@ -3,6 +3,7 @@
 // SIGTERM/SIGINT/SIGHUP (terminating every process tree) and exits 0.
 import { fstatSync } from 'node:fs';
 import { Socket } from 'node:net';
+import { resolve } from 'node:path';
 import { AUTH_TOKEN_ENV_VAR, createJsonLineLogger, loadAuthToken, startExecServer } from '../server/index.ts';
 import { parseCliArgs, USAGE } from './args.ts';
 
@@ -72,6 +73,12 @@ async function main(): Promise<void> {
     ...(isStdio ? { stdio: { input: process.stdin, output } } : {}),
     ...(args.concurrentRequests === undefined ? {} : { concurrentRequests: args.concurrentRequests }),
     authToken,
+    allowedHosts: args.allowedHosts,
+    ...(args.localPeerCheck === undefined ? {} : { localPeerCheck: args.localPeerCheck }),
+    // The token file reads as empty in every sandbox (a root sandbox could read a 0600 file).
+    ...(args.authTokenFile === undefined
+      ? {}
+      : { processTable: { sandboxHiddenPaths: [resolve(args.authTokenFile)] } }),
     logger,
   });
   if (server.url !== 'stdio') process.stdout.write(`${server.url}\n`);

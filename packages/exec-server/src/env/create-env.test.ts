@@ -1,7 +1,11 @@
 import type { ExecEnvPolicy } from '@execd/protocol';
+import {
+  DEFAULT_EXCLUDE_PATTERNS as SNAPSHOT_DEFAULT_EXCLUDES,
+  NON_INHERITABLE_ENV_VARS as SNAPSHOT_NON_INHERITABLE,
+} from '@execd/shell-snapshot';
 import { describe, expect, test } from 'vitest';
 import { childEnv } from './child-env.ts';
-import { createEnv } from './create-env.ts';
+import { createEnv, DEFAULT_EXCLUDE_PATTERNS, NON_INHERITABLE_ENV_VARS } from './create-env.ts';
 import { compileEnvPattern } from './env-pattern.ts';
 
 const policy = (overrides: Partial<ExecEnvPolicy> = {}): ExecEnvPolicy => ({
@@ -20,6 +24,14 @@ const BASE = {
   OPENAI_API_KEY: 'sk-1',
   aws_secret_access_key: 'x',
   GITHUB_TOKEN: 'ghp',
+  DB_PASSWORD: 'pw',
+  PGPASSWORD: 'pw',
+  DATABASE_URL: 'postgres://u:pw@h/db',
+  GITHUB_PAT: 'pat',
+  AWS_CREDENTIALS: 'c',
+  NPM_CONFIG__AUTH: 'a',
+  session_cookie: 'c',
+  SENTRY_DSN: 'd',
   MY_VAR: 'mine',
   OTHER: 'other',
   UNSET: undefined,
@@ -49,11 +61,49 @@ describe('createEnv', () => {
     });
   });
 
+  test('the default excludes keep the non-secret names they would catch (git identity, ssh agent, session plumbing)', () => {
+    const base = {
+      GIT_AUTHOR_NAME: 'A',
+      git_author_email: 'a@x',
+      SSH_AUTH_SOCK: '/run/agent',
+      XDG_SESSION_ID: '3',
+      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/bus',
+      AWS_SESSION_TOKEN: 's',
+      GIT_ASKPASS_AUTH: 'x',
+    };
+    expect(createEnv(policy(), base)).toEqual({
+      GIT_AUTHOR_NAME: 'A',
+      git_author_email: 'a@x',
+      SSH_AUTH_SOCK: '/run/agent',
+      XDG_SESSION_ID: '3',
+      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/bus',
+    });
+    // A policy's own exclude still removes them.
+    expect(createEnv(policy({ exclude: ['SSH_AUTH_SOCK'] }), base).SSH_AUTH_SOCK).toBeUndefined();
+  });
+
   test('ignoreDefaultExcludes keeps credentials', () => {
     const env = createEnv(policy({ ignoreDefaultExcludes: true }), BASE);
     expect(env.OPENAI_API_KEY).toBe('sk-1');
     expect(env.aws_secret_access_key).toBe('x');
     expect(env.GITHUB_TOKEN).toBe('ghp');
+    expect(env.DATABASE_URL).toBe('postgres://u:pw@h/db');
+    expect(env.session_cookie).toBe('c');
+  });
+
+  test("the default list is shell-snapshot's array itself (one copy)", () => {
+    expect(DEFAULT_EXCLUDE_PATTERNS).toBe(SNAPSHOT_DEFAULT_EXCLUDES);
+    expect(NON_INHERITABLE_ENV_VARS).toBe(SNAPSHOT_NON_INHERITABLE);
+  });
+
+  test('defaultExcludes replaces the default list; [] keeps everything', () => {
+    const env = createEnv(policy(), BASE, { defaultExcludes: ['*PAT', 'MY_*'] });
+    expect(env.GITHUB_PAT).toBeUndefined();
+    expect(env.MY_VAR).toBeUndefined();
+    expect(env.DB_PASSWORD).toBe('pw');
+    expect(createEnv(policy(), BASE, { defaultExcludes: [] })).toEqual(
+      createEnv(policy({ ignoreDefaultExcludes: true }), BASE),
+    );
   });
 
   test('inherit core keeps only the core names, case-insensitively', () => {

@@ -1,5 +1,18 @@
 import type { ExecEnvPolicy } from '@execd/protocol';
+import {
+  DEFAULT_EXCLUDE_PATTERNS,
+  isDefaultExcludeException,
+  isNonInheritableEnvVar,
+} from '@execd/shell-snapshot';
 import { compileEnvPattern, type EnvPattern, matchesAny } from './env-pattern.ts';
+
+// The credential-name lists have one owner, @execd/shell-snapshot (the lower package: it cannot
+// import this one), so a captured shell's environment and a child's are filtered alike.
+export {
+  DEFAULT_EXCLUDE_PATTERNS,
+  isNonInheritableEnvVar,
+  NON_INHERITABLE_ENV_VARS,
+} from '@execd/shell-snapshot';
 
 /**
  * Names kept by `inherit: "core"` (compared case-insensitively): the variables a shell needs to
@@ -19,24 +32,6 @@ export const CORE_ENV_VARS: readonly string[] = [
   'USER',
 ];
 
-/**
- * Patterns removed unless `ignoreDefaultExcludes` is set: the usual shapes of credential names
- * (`OPENAI_API_KEY`, `AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`), so a child never sees them by default.
- */
-export const DEFAULT_EXCLUDE_PATTERNS: readonly string[] = ['*KEY*', '*SECRET*', '*TOKEN*'];
-
-/**
- * Names never passed to a child, whatever the policy says (case-insensitive): credentials of the
- * executor itself that a command must not be able to reuse.
- */
-export const NON_INHERITABLE_ENV_VARS: readonly string[] = [
-  'CODEX_EXEC_SERVER_NOISE_AUTH_TOKEN',
-  'NODE_REPL_AUTH_TOKEN',
-  'OPENAI_FEDERATION_RULE_ID',
-  'OPENAI_IDENTITY_TOKEN_FILE',
-  'OPENAI_WORKLOAD_IDENTITY_CONTEXT',
-];
-
 /** A base environment as Node exposes it (`process.env`): undefined values are skipped. */
 export type BaseEnv = Readonly<Record<string, string | undefined>>;
 
@@ -44,16 +39,16 @@ export type BaseEnv = Readonly<Record<string, string | undefined>>;
 export interface CreateEnvOptions {
   /** When given, exported as `CODEX_THREAD_ID` (after `includeOnly`, as the original). */
   readonly threadId?: string | undefined;
+  /**
+   * The patterns removed unless the policy sets `ignoreDefaultExcludes` (default
+   * {@link DEFAULT_EXCLUDE_PATTERNS}). Replaces the list: extend it with
+   * `[...DEFAULT_EXCLUDE_PATTERNS, 'MORE_*']`; `[]` turns the defaults off for every policy.
+   */
+  readonly defaultExcludes?: readonly string[] | undefined;
 }
 
 const CORE_NAMES = new Set(CORE_ENV_VARS.map((name) => name.toUpperCase()));
-const NON_INHERITABLE_NAMES = new Set(NON_INHERITABLE_ENV_VARS.map((name) => name.toUpperCase()));
 const DEFAULT_EXCLUDES = DEFAULT_EXCLUDE_PATTERNS.map(compileEnvPattern);
-
-/** True when `name` must never reach a child (case-insensitive). */
-export function isNonInheritableEnvVar(name: string): boolean {
-  return NON_INHERITABLE_NAMES.has(name.toUpperCase());
-}
 
 /** Deletes every non-inheritable name from `env` in place. */
 export function removeNonInheritableEnvVars(env: Record<string, string>): void {
@@ -64,7 +59,9 @@ export function removeNonInheritableEnvVars(env: Record<string, string>): void {
 
 /**
  * Builds a child environment from `baseEnv` under `policy` (spec §7 `populate_env`), in order:
- * inherit all/core/none; drop the default credential patterns unless `ignoreDefaultExcludes`;
+ * inherit all/core/none; drop the default credential patterns (`options.defaultExcludes`, else
+ * {@link DEFAULT_EXCLUDE_PATTERNS}) unless `ignoreDefaultExcludes`, but keep the non-secret
+ * names they would catch (`DEFAULT_EXCLUDE_EXCEPTIONS`: git identity, ssh agent socket, …);
  * drop `exclude` matches; apply `set`; keep only `includeOnly` matches when it is non-empty (this
  * also filters `set` values); add `CODEX_THREAD_ID`; drop non-inheritable names.
  * Patterns are case-insensitive `*`/`?` wildcards. Returns a fresh object.
@@ -82,7 +79,14 @@ export function createEnv(
       env[name] = value;
     }
   }
-  if (!policy.ignoreDefaultExcludes) removeMatching(env, DEFAULT_EXCLUDES);
+  if (!policy.ignoreDefaultExcludes) {
+    const defaults = options.defaultExcludes;
+    removeMatching(
+      env,
+      defaults === undefined ? DEFAULT_EXCLUDES : defaults.map(compileEnvPattern),
+      isDefaultExcludeException,
+    );
+  }
   removeMatching(env, policy.exclude.map(compileEnvPattern));
   Object.assign(env, policy.set);
   if (policy.includeOnly.length > 0) {
@@ -96,9 +100,13 @@ export function createEnv(
   return env;
 }
 
-function removeMatching(env: Record<string, string>, patterns: readonly EnvPattern[]): void {
+function removeMatching(
+  env: Record<string, string>,
+  patterns: readonly EnvPattern[],
+  keep: (name: string) => boolean = () => false,
+): void {
   if (patterns.length === 0) return;
   for (const name of Object.keys(env)) {
-    if (matchesAny(patterns, name)) delete env[name];
+    if (matchesAny(patterns, name) && !keep(name)) delete env[name];
   }
 }

@@ -52,6 +52,9 @@ export async function defaultSpawner(request: LocalSpawnRequest): Promise<LocalS
       stdinOpen: request.stdin === 'pipe',
       drainTimeoutMs: request.drainTimeoutMs,
       managedNetwork: request.managedNetwork,
+      rootPins: request.rootPins,
+      hiddenPaths: request.hiddenPaths,
+      ...(request.limits === undefined ? {} : { limits: request.limits }),
     });
     // The child's group must not outlive this process if it is killed without cleaning up.
     return { ...launched, process: guardAgainstOrphans(launched.process) };
@@ -80,10 +83,14 @@ export function sandboxedCaptureRunner(context: SandboxContext): CaptureRunner {
       const detail = error instanceof Error ? error.message : String(error);
       return { ok: false, reason: 'runnerFailed', detail };
     }
-    return runCaptureCommand(
-      { argv: wrapped.argv, cwd: command.cwd, env: wrapped.env, arg0: wrapped.arg0 },
-      limits,
-    );
+    try {
+      return await runCaptureCommand(
+        { argv: wrapped.argv, cwd: command.cwd, env: wrapped.env, arg0: wrapped.arg0 },
+        limits,
+      );
+    } finally {
+      await wrapped.release();
+    }
   };
 }
 

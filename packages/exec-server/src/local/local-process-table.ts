@@ -15,7 +15,7 @@ import {
   type WriteParams,
   type WriteResponse,
 } from '@execd/protocol';
-import { withManagedNetwork } from '@execd/sandboxing';
+import { SandboxRootPins, withManagedNetwork } from '@execd/sandboxing';
 import { childEnv } from '../env/child-env.ts';
 import { Emitter } from '../internal/emitter.ts';
 import type { Logger } from '../internal/logger.ts';
@@ -57,6 +57,11 @@ export interface StartedProcess {
  */
 export class LocalProcessTable implements ProcessTable, AsyncDisposable {
   readonly #records = new Map<string, ProcessRecord>();
+  /**
+   * The writable roots of this table's sandboxes, pinned at first use (one table per session:
+   * a root a command rearranged under the session is refused; a new session resolves anew).
+   */
+  readonly #rootPins = new SandboxRootPins();
   readonly #notifications: Emitter<ProcessNotification>;
   readonly #flow = new OutputFlow();
   readonly #pendingStarts = new Set<Promise<unknown>>();
@@ -189,7 +194,7 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
     let launch: PreparedLaunch = {
       argv: params.argv,
       cwd: resolveStartCwd(params.cwd),
-      env: childEnv(params, this.#config.executorEnv),
+      env: childEnv(params, this.#config.executorEnv, { defaultExcludes: this.#config.defaultEnvExcludes }),
       arg0: params.arg0,
     };
     const snapshots = this.#snapshots(params);
@@ -222,6 +227,9 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
         managedNetwork:
           network === undefined ? undefined : { proxy: network.proxy, bridge: this.#config.networkBridge },
         drainTimeoutMs: this.#config.drainTimeoutMs,
+        rootPins: this.#rootPins,
+        hiddenPaths: this.#config.sandboxHiddenPaths,
+        limits: this.#config.commandLimits,
       });
     } catch (error) {
       await network?.close();
@@ -262,7 +270,7 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
     const configured = this.#config.shellSnapshots;
     if (params.shellSnapshot === undefined || configured === null) return undefined;
     if (configured !== undefined) return configured;
-    this.#ownSnapshots ??= createShellSnapshotCache(this.#logger);
+    this.#ownSnapshots ??= createShellSnapshotCache(this.#logger, this.#config.defaultEnvExcludes);
     return this.#ownSnapshots;
   }
 

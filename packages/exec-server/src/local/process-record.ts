@@ -8,6 +8,7 @@ import {
   type WriteStatus,
 } from '@execd/protocol';
 import type { SpawnedProcess } from '@execd/pty-utils';
+import type { SpawnedLimits } from '@execd/sandboxing';
 import { ChangeSignal } from '../internal/change-signal.ts';
 import type { Logger } from '../internal/logger.ts';
 import type { ProcessNotification } from '../types.ts';
@@ -118,7 +119,9 @@ export class ProcessRecord {
     this.#sandboxType = launched.sandboxType;
     const spawned = launched.process;
     const outputDone = this.#pumpOutput(spawned);
-    this.#done = Promise.all([outputDone, this.#watchExit(spawned, outputDone)]).then(() => {});
+    this.#done = Promise.all([outputDone, this.#watchExit(spawned, outputDone, launched.limits)]).then(
+      () => {},
+    );
   }
 
   /** The connections a `proxied` process's proxy refused, oldest first (empty otherwise). */
@@ -275,7 +278,11 @@ export class ProcessRecord {
     }
   }
 
-  async #watchExit(spawned: SpawnedProcess, outputDone: Promise<void>): Promise<void> {
+  async #watchExit(
+    spawned: SpawnedProcess,
+    outputDone: Promise<void>,
+    limits: SpawnedLimits | undefined,
+  ): Promise<void> {
     const status = await spawned.exited;
     // Let output written just before the exit take its seq first; see EXIT_OUTPUT_GRACE_MS. While
     // the flow is paused the output before the exit is still in the pipe: the grace starts over
@@ -296,6 +303,12 @@ export class ProcessRecord {
       ]);
       clearTimeout(timer);
     } while (flow.paused && !outputEnded);
+    // A resource limit the command hit is said where the model and the user read: a last line
+    // of its output, before the exit (only then: ordinary results stay the original's).
+    const hit = await limits?.describeHit().catch(() => undefined);
+    if (hit !== undefined) {
+      this.#recordOutput(spawned.tty ? 'pty' : 'stderr', new TextEncoder().encode(`\nexecd: ${hit}\n`));
+    }
     this.#recordExit(status.exitCode);
   }
 

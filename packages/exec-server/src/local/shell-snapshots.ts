@@ -21,9 +21,19 @@ export interface PreparedLaunch {
   readonly arg0: string | undefined;
 }
 
-/** A snapshot cache using this package's env policy (the cache lives in a lower package). */
-export function createShellSnapshotCache(logger: Logger): ShellSnapshotCache {
-  return new ShellSnapshotCache({ createEnv, isNonInheritable: isNonInheritableEnvVar, logger });
+/**
+ * A snapshot cache using this package's env policy (the cache lives in a lower package), with the
+ * table's default excludes, so a captured environment loses the same names a child's does.
+ */
+export function createShellSnapshotCache(
+  logger: Logger,
+  defaultExcludes?: readonly string[] | undefined,
+): ShellSnapshotCache {
+  return new ShellSnapshotCache({
+    createEnv: (policy, baseEnv) => createEnv(policy, baseEnv, { defaultExcludes }),
+    isNonInheritable: isNonInheritableEnvVar,
+    logger,
+  });
 }
 
 /**

@@ -1,6 +1,13 @@
 import type { SandboxContext, SandboxType } from '@execd/protocol';
 import type { SpawnedProcess } from '@execd/pty-utils';
-import type { CommandOutput, SpawnedNetwork, SpawnManagedNetwork } from '@execd/sandboxing';
+import type {
+  CommandLimits,
+  CommandOutput,
+  SandboxRootPins,
+  SpawnedLimits,
+  SpawnedNetwork,
+  SpawnManagedNetwork,
+} from '@execd/sandboxing';
 
 /** What the process table asks a Spawner to launch (validated, env computed, cwd a native path). */
 export interface LocalSpawnRequest {
@@ -31,6 +38,12 @@ export interface LocalSpawnRequest {
   readonly managedNetwork?: SpawnManagedNetwork | undefined;
   /** Cap on draining output after the child exits. */
   readonly drainTimeoutMs: number;
+  /** The session's pinned writable roots (a root whose resolution changed is refused). */
+  readonly rootPins?: SandboxRootPins | undefined;
+  /** Executor secrets masked in every sandbox (the server's auth token file). */
+  readonly hiddenPaths?: readonly string[] | undefined;
+  /** Resource limits of a sandboxed child (default: sandboxing's defaults; `false`: none). */
+  readonly limits?: CommandLimits | false | undefined;
 }
 
 /** A launched child and the sandbox it actually runs under. */
@@ -40,6 +53,8 @@ export interface LocalSpawnResult {
   readonly sandboxType: SandboxType;
   /** The bridge of a `proxied` process (the table closes it, with the proxy, when the process closes). */
   readonly network?: SpawnedNetwork | undefined;
+  /** The resource limits of a sandboxed child, and what it hit. */
+  readonly limits?: SpawnedLimits | undefined;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { NetworkResolver, StartBridgeOptions } from '@execd/network-proxy';
+import type { CommandLimits } from '@execd/sandboxing';
 import type { BaseEnv } from '../env/create-env.ts';
 import { type Logger, NOOP_LOGGER } from '../internal/logger.ts';
 import { defaultSandboxDenied, defaultSpawner } from './default-spawner.ts';
@@ -24,6 +25,12 @@ export interface LocalProcessTableOptions {
   /** The executor environment `envPolicy` applies to (default `process.env`). */
   readonly executorEnv?: BaseEnv | undefined;
   /**
+   * The credential patterns an `envPolicy` drops unless it sets `ignoreDefaultExcludes`, for the
+   * child's environment and a captured shell snapshot's alike (default `DEFAULT_EXCLUDE_PATTERNS`).
+   * Replaces the list: extend it with `[...DEFAULT_EXCLUDE_PATTERNS, 'MORE_*']`.
+   */
+  readonly defaultEnvExcludes?: readonly string[] | undefined;
+  /**
    * Answers the `network/policyRequest`s of `proxied` processes with callbacks on (a server
    * routes them to the session's client; in-process, e.g. an approval prompt). Undefined: such
    * questions are denied (`deciderFailed`, not cached).
@@ -33,6 +40,16 @@ export interface LocalProcessTableOptions {
   readonly networkResolver?: NetworkResolver | undefined;
   /** Bridge settings of `proxied` processes (ports inside the sandbox, user namespace, timeouts). */
   readonly networkBridge?: Omit<StartBridgeOptions, 'proxy'> | undefined;
+  /**
+   * Executor secrets masked in every sandbox of this table (a server passes its auth token file):
+   * a sandboxed command reads them as empty.
+   */
+  readonly sandboxHiddenPaths?: readonly string[] | undefined;
+  /**
+   * Resource limits of each sandboxed child (default sandboxing's `DEFAULT_COMMAND_LIMITS`;
+   * `false`: none). A hit limit is reported as a last `execd: …` line of the child's output.
+   */
+  readonly commandLimits?: CommandLimits | false | undefined;
   /** How long a closed process stays readable (default 30 s; tests use a few ms). */
   readonly exitedRetentionMs?: number | undefined;
   readonly retainedOutputMaxBytes?: number | undefined;
@@ -52,9 +69,12 @@ export interface TableConfig {
   readonly isSandboxDenied: SandboxDenialCheck;
   readonly shellSnapshots: ShellSnapshotPreparer | null | undefined;
   readonly executorEnv: BaseEnv;
+  readonly defaultEnvExcludes: readonly string[] | undefined;
   readonly networkPolicyRequester: NetworkPolicyRequester | undefined;
   readonly networkResolver: NetworkResolver | undefined;
   readonly networkBridge: Omit<StartBridgeOptions, 'proxy'> | undefined;
+  readonly sandboxHiddenPaths: readonly string[];
+  readonly commandLimits: CommandLimits | false | undefined;
   readonly exitedRetentionMs: number;
   readonly retention: RetentionLimits;
   readonly history: EventLogLimits;
@@ -72,9 +92,12 @@ export function resolveTableOptions(options: LocalProcessTableOptions): TableCon
     isSandboxDenied: options.isSandboxDenied ?? defaultSandboxDenied,
     shellSnapshots: options.shellSnapshots,
     executorEnv: options.executorEnv ?? process.env,
+    defaultEnvExcludes: options.defaultEnvExcludes,
     networkPolicyRequester: options.networkPolicyRequester,
     networkResolver: options.networkResolver,
     networkBridge: options.networkBridge,
+    sandboxHiddenPaths: options.sandboxHiddenPaths ?? [],
+    commandLimits: options.commandLimits,
     exitedRetentionMs: options.exitedRetentionMs ?? limits.EXITED_PROCESS_RETENTION_MS,
     retention: {
       maxBytes: options.retainedOutputMaxBytes ?? limits.RETAINED_OUTPUT_MAX_BYTES,

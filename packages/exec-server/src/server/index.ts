@@ -14,6 +14,7 @@ export {
   type LocalEnvironmentInfoOptions,
   localEnvironmentInfo,
 } from './environment-info.ts';
+export { hostNameOf, isAllowedHost, MISDIRECTED_REQUEST_STATUS } from './host-check.ts';
 export { LineSplitter, type SplitResult } from './line-splitter.ts';
 export {
   DEFAULT_LISTEN_URL,
@@ -22,6 +23,13 @@ export {
   type ListenTarget,
   parseListenUrl,
 } from './listen-url.ts';
+export {
+  type CheckLocalPeerOptions,
+  checkLocalPeer,
+  type LocalPeerCheck,
+  PEER_ATTRIBUTION_TIMEOUT_MS,
+  type PeerVerdict,
+} from './local-peer.ts';
 export {
   createJsonLineLogger,
   isLogLevel,
@@ -42,6 +50,7 @@ export {
   OUTPUT_PAUSE_QUEUED_BYTES,
   OUTPUT_RESUME_QUEUED_BYTES,
 } from './notification-gate.ts';
+export { type Refusal, RequestGuard, type RequestGuardOptions } from './request-guard.ts';
 export {
   type DispatchMode,
   MAX_CONCURRENT_REQUESTS,

@@ -6,7 +6,8 @@ import type { ExecServerMetrics } from './metrics.ts';
  * Answers `GET /metrics` (and `HEAD`) with the server's metrics in the Prometheus text format.
  * When the server has an auth token, the scrape needs it too (`Authorization: Bearer`, 401
  * otherwise): the counts say what runs on the box, and one token rule is easier to reason about.
- * Other methods get 405. The caller has already refused requests carrying an `Origin` header.
+ * Other methods get 405. The caller's `RequestGuard` has already refused requests carrying an
+ * `Origin` header, naming another host, or coming from a sandbox on this machine.
  */
 export function serveMetrics(
   request: IncomingMessage,

@@ -4,6 +4,7 @@ import { BearerTokenVerifier } from './auth.ts';
 import { ConnectionProcessor, type ConnectionTransport } from './connection-processor.ts';
 import { localEnvironmentInfo } from './environment-info.ts';
 import { DEFAULT_LISTEN_URL, isLoopbackAddress, parseListenUrl } from './listen-url.ts';
+import type { LocalPeerCheck } from './local-peer.ts';
 import { type Logger, NOOP_LOGGER } from './logger.ts';
 import { ExecServerMetrics } from './metrics.ts';
 import { MAX_QUEUED_NOTIFICATION_BYTES } from './notification-gate.ts';
@@ -26,6 +27,19 @@ export interface ExecServerOptions {
   readonly concurrentRequests?: number | string;
   /** Require `Authorization: Bearer <token>` on the WebSocket upgrade. Needed for non-loopback hosts. */
   readonly authToken?: string | undefined;
+  /**
+   * Host names the server answers to besides IP literals, `localhost` and `*.localhost`: an exact
+   * name, or `.example.com` for it and every name under it. A request whose `Host` is none of
+   * these gets 421 (DNS-rebinding protection), on the upgrade and every HTTP route. Default none.
+   */
+  readonly allowedHosts?: readonly string[] | undefined;
+  /**
+   * Connections from this machine are attributed to a process (Linux): `sandboxed-only`
+   * (default) refuses sandboxed processes, `strict` also loopback peers that cannot be attributed
+   * (a client in a pid namespace this server cannot see: a sidecar container, a host process when
+   * the server runs in a container with the host's network), `off` none. See `LocalPeerCheck`.
+   */
+  readonly localPeerCheck?: LocalPeerCheck | undefined;
   readonly logger?: Logger;
   /** Builds each new session's process table (default a `LocalProcessTable` per session). */
   readonly createProcessTable?: CreateProcessTable;
@@ -125,6 +139,20 @@ export async function startExecServer(options: ExecServerOptions = {}): Promise<
     );
   }
 
+  const allowedHosts = [...(options.allowedHosts ?? [])];
+  for (const name of allowedHosts) {
+    if (!/^\.?[A-Za-z0-9._-]+$/.test(name.trim())) {
+      throw new ExecError('invalidParams', `allowedHosts: \`${name}\` is not a host name (or \`.domain\`)`);
+    }
+  }
+  const localPeerCheck = options.localPeerCheck ?? 'sandboxed-only';
+  if (!['strict', 'sandboxed-only', 'off'].includes(localPeerCheck)) {
+    throw new ExecError(
+      'invalidParams',
+      `localPeerCheck must be strict, sandboxed-only or off, got ${String(localPeerCheck)}`,
+    );
+  }
+
   const metrics = new ExecServerMetrics();
   const registry = new SessionRegistry({
     createProcessTable:
@@ -199,6 +227,8 @@ export async function startExecServer(options: ExecServerOptions = {}): Promise<
       maxQueuedNotificationBytes,
       logger,
       metrics,
+      allowedHosts,
+      localPeerCheck,
       openConnection: open,
     });
   } catch (error) {

@@ -5,9 +5,11 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import type { BearerTokenVerifier } from './auth.ts';
 import type { ConnectionProcessor } from './connection-processor.ts';
 import { formatWebSocketUrl } from './listen-url.ts';
+import type { LocalPeerCheck } from './local-peer.ts';
 import { type Logger, NOOP_LOGGER } from './logger.ts';
 import type { ExecServerMetrics } from './metrics.ts';
 import { serveMetrics } from './metrics-http.ts';
+import { RequestGuard } from './request-guard.ts';
 import { WebSocketTransport } from './websocket-transport.ts';
 
 /**
@@ -34,6 +36,10 @@ export interface WebSocketListenerOptions {
   readonly logger?: Logger;
   /** Served as `GET /metrics` (Prometheus text format) when given. */
   readonly metrics?: ExecServerMetrics | undefined;
+  /** Host names served besides IP literals and `localhost` (DNS-rebinding protection). */
+  readonly allowedHosts: readonly string[];
+  /** What to do with connections from this machine (see `LocalPeerCheck`). */
+  readonly localPeerCheck: LocalPeerCheck;
   /** Starts the processor of a freshly upgraded connection. */
   readonly openConnection: (transport: WebSocketTransport) => ConnectionProcessor;
 }
@@ -67,8 +73,9 @@ function peerLabel(request: IncomingMessage): string {
 
 /**
  * Serves `GET /` (WebSocket upgrade), `GET /readyz` (200) and `GET /metrics` on a Node HTTP
- * server, as the original (plus metrics): any request with an `Origin` header is refused with 403 (browser protection); with
- * an auth token the upgrade requires `Authorization: Bearer <token>` (401 otherwise).
+ * server, as the original (plus metrics). Every request first passes the {@link RequestGuard}
+ * (`Origin` 403, `Host` 421, sandboxed local peer 403); then, with an auth token, the upgrade
+ * (and `/metrics`) require `Authorization: Bearer <token>` (401 otherwise).
  */
 export async function listenWebSocket(options: WebSocketListenerOptions): Promise<WebSocketListener> {
   const logger = options.logger ?? NOOP_LOGGER;
@@ -86,29 +93,33 @@ export async function listenWebSocket(options: WebSocketListenerOptions): Promis
   const live = new Map<WebSocketTransport, ConnectionProcessor>();
   let closing = false;
 
+  const guard = new RequestGuard({
+    allowedHosts: options.allowedHosts,
+    localPeerCheck: options.localPeerCheck,
+    logger,
+  });
+
   const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
-    if (options.metrics && request.headers.origin === undefined && pathOf(request) === '/metrics') {
-      serveMetrics(request, response, options.metrics, options.verifier);
-      return;
-    }
-    const status =
-      request.headers.origin !== undefined
-        ? 403
-        : request.method === 'GET' && pathOf(request) === '/readyz'
+    void guard.screen(request).then((refused) => {
+      if (request.socket.destroyed) return;
+      if (refused === undefined && options.metrics && pathOf(request) === '/metrics') {
+        serveMetrics(request, response, options.metrics, options.verifier);
+        return;
+      }
+      const status =
+        refused?.status ??
+        (request.method === 'GET' && pathOf(request) === '/readyz'
           ? 200
           : pathOf(request) === '/'
             ? 426
-            : 404;
-    response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
-    response.end(status === 200 ? 'ok\n' : '');
+            : 404);
+      response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
+      response.end(status === 200 ? 'ok\n' : '');
+    });
   };
 
-  /** Why an upgrade is refused (status, reason phrase, extra headers), or undefined to accept it. */
+  /** Why an upgrade that passed the guard is refused (status, reason phrase, extra headers). */
   const refusal = (request: IncomingMessage): [number, string, string?] | undefined => {
-    if (request.headers.origin !== undefined) {
-      logger.warn('refused websocket upgrade carrying an Origin header', { origin: request.headers.origin });
-      return [403, 'Forbidden'];
-    }
     if (pathOf(request) !== '/') return [404, 'Not Found'];
     if (closing) return [503, 'Service Unavailable'];
     if (options.verifier && !options.verifier.verify(request.headers.authorization)) {
@@ -122,11 +133,20 @@ export async function listenWebSocket(options: WebSocketListenerOptions): Promis
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => socket.destroy());
-    const refused = refusal(request);
-    if (refused) {
-      reject(socket, ...refused);
-      return;
-    }
+    void guard.screen(request).then((screened) => {
+      if (socket.destroyed) return;
+      const refused: [number, string, string?] | undefined = screened
+        ? [screened.status, screened.reason]
+        : refusal(request);
+      if (refused) {
+        reject(socket, ...refused);
+        return;
+      }
+      upgrade(request, socket, head);
+    });
+  };
+
+  const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
     wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
       const transport = new WebSocketTransport({
         socket: ws,
@@ -148,6 +168,8 @@ export async function listenWebSocket(options: WebSocketListenerOptions): Promis
   };
 
   const server = createServer(onRequest);
+  // Attribution starts at accept time, while the peer that connected certainly still runs.
+  server.on('connection', (socket) => guard.watch(socket));
   server.on('upgrade', onUpgrade);
   server.on('clientError', (_error, socket) => socket.destroy());
   await new Promise<void>((resolve, rejectListen) => {

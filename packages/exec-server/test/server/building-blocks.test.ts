@@ -263,15 +263,24 @@ describe('execd-server arguments', () => {
         '--log-level',
         'debug',
         '--auth-token-file=/t',
+        '--allowed-host',
+        'execd.svc',
+        '--allowed-host=.agents.svc,other',
       ]),
     ).toEqual({
       listen: 'stdio',
       concurrentRequests: '4',
       authTokenFile: '/t',
+      allowedHosts: ['execd.svc', '.agents.svc', 'other'],
       logLevel: 'debug',
       help: false,
     });
-    expect(parseCliArgs([])).toMatchObject({ listen: undefined, logLevel: 'info', help: false });
+    expect(parseCliArgs([])).toMatchObject({
+      listen: undefined,
+      allowedHosts: [],
+      logLevel: 'info',
+      help: false,
+    });
     expect(parseCliArgs(['-h']).help).toBe(true);
   });
 

@@ -164,6 +164,22 @@ describe('execd-server', () => {
     }
   });
 
+  test('--allowed-host adds a name the server answers to; other names get 421', async () => {
+    await using server = new CliProcess(
+      cli.script,
+      ['--log-level', 'off', '--allowed-host', 'execd.test'],
+      envWithout('EXECD_AUTH_TOKEN'),
+    );
+    const url = await server.firstLine();
+    await using client = await RawWsClient.connect(url, { headers: { host: 'execd.test' } });
+    expect((await client.initialize()).sessionId).toBeTruthy();
+    await expect(RawWsClient.connect(url, { headers: { host: 'rebind.test' } })).rejects.toMatchObject({
+      status: 421,
+    });
+    server.child.kill('SIGTERM');
+    expect((await server.exited).code).toBe(0);
+  });
+
   test('--listen stdio speaks NDJSON on stdin/stdout and exits 0 at EOF, killing its processes', async () => {
     await using server = new CliProcess(cli.script, ['--listen', 'stdio', '--log-level', 'off']);
     const lines = (): Record<string, unknown>[] =>

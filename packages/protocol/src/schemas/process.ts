@@ -18,7 +18,13 @@ import { SandboxContext, SandboxType } from './sandbox.ts';
 export const ExecEnvPolicy = v.object({
   /** `all` (every executor variable), `core` (PATH, HOME, … only) or `none`. */
   inherit: v.picklist(['core', 'all', 'none']),
-  /** When false, names matching `*KEY*`, `*SECRET*`, `*TOKEN*` are removed. */
+  /**
+   * When false, names matching the executor's default excludes are removed: by default `*KEY*`,
+   * `*SECRET*`, `*TOKEN*` (the original's) and execd's `*PASSWORD*`, `*PASSWD*`, `*CREDENTIAL*`,
+   * `*AUTH*`, `*COOKIE*`, `*SESSION*`, `*_PAT`, `*DSN*`, `DATABASE_URL`, keeping a few non-secret
+   * names they catch (git identity, `SSH_AUTH_SOCK`, session plumbing); an executor may configure
+   * its own list.
+   */
   ignoreDefaultExcludes: v.boolean(),
   /** Case-insensitive `*`/`?` patterns of names to remove. */
   exclude: v.array(v.string()),

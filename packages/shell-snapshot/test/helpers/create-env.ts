@@ -1,6 +1,7 @@
 // A test-only spec §7 `create_env`: the real one lives in @execd/exec-server, which this package
 // must not import (imports go one way). Kept deliberately small and obvious.
 import type { ExecEnvPolicy } from '@execd/protocol';
+import { DEFAULT_EXCLUDE_PATTERNS } from '../../src/credential-env-names.ts';
 
 const CORE = new Set([
   'PATH',
@@ -15,7 +16,6 @@ const CORE = new Set([
   'LOGNAME',
   'USER',
 ]);
-const DEFAULT_EXCLUDES = ['*KEY*', '*SECRET*', '*TOKEN*'];
 
 function matches(pattern: string, name: string): boolean {
   const source = pattern
@@ -36,7 +36,7 @@ export function createEnv(
       env[name] = value;
     }
   }
-  const drop = [...(policy.ignoreDefaultExcludes ? [] : DEFAULT_EXCLUDES), ...policy.exclude];
+  const drop = [...(policy.ignoreDefaultExcludes ? [] : DEFAULT_EXCLUDE_PATTERNS), ...policy.exclude];
   for (const name of Object.keys(env)) if (drop.some((pattern) => matches(pattern, name))) delete env[name];
   Object.assign(env, policy.set);
   if (policy.includeOnly.length > 0) {

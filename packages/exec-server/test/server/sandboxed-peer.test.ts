@@ -1,0 +1,106 @@
+// Sandbox escape through the executor's own port (security review): with the network on, a
+// sandboxed command shares the host's network namespace and can open 127.0.0.1:PORT. Without an
+// auth token it would get a session there and start unsandboxed processes. These tests run the
+// attack for real: a command started through the server itself, under bubblewrap, speaks HTTP to
+// the server's port with bash's /dev/tcp; the same script run unsandboxed is the control.
+import { pathToFileUri } from '@execd/protocol';
+import { afterEach, describe, expect, test } from 'vitest';
+import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
+import { ProcessTracker } from '../helpers/process-tracker.ts';
+import { RawWsClient } from '../helpers/raw-ws-client.ts';
+import { captureLogger, startTestServer } from '../helpers/test-server.ts';
+
+const tracker = new ProcessTracker();
+
+afterEach(async () => {
+  await tracker.expectNoSurvivors();
+  await expectNoOpenSockets();
+});
+
+/**
+ * Prints the status line the server answers to `GET /readyz` and to a WebSocket upgrade, each on
+ * its own connection to 127.0.0.1:$1 (or `connect-failed`).
+ */
+const ATTACK = String.raw`
+port=$1
+ask() {
+  exec 3<>"/dev/tcp/127.0.0.1/$port" || { echo "$1: connect-failed"; return; }
+  printf "$2" "$port" >&3
+  IFS= read -r status <&3
+  echo "$1: $status" | tr -d '\r'
+  exec 3<&-
+}
+ask readyz 'GET /readyz HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n'
+ask upgrade 'GET / HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n'
+`;
+
+async function run(
+  client: RawWsClient,
+  processId: string,
+  port: string,
+  sandbox: Record<string, unknown> | null,
+): Promise<{ text: string; sandboxType: unknown }> {
+  const started = await client.call<{ sandboxType: unknown }>('process/start', {
+    processId,
+    argv: ['bash', '-c', ATTACK, 'attack', port],
+    cwd: pathToFileUri(process.cwd()),
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    tty: false,
+    pipeStdin: false,
+    arg0: null,
+    ...(sandbox === null ? {} : { sandbox }),
+  });
+  const list = await client.call<{ processes: { pid?: number }[] }>('process/list', {});
+  for (const entry of list.processes) if (entry.pid !== undefined) tracker.add(entry.pid);
+  let afterSeq = 0;
+  let text = '';
+  for (;;) {
+    const read = await client.call<{ chunks: { chunk: string }[]; nextSeq: number; closed: boolean }>(
+      'process/read',
+      { processId, afterSeq, maxBytes: null, waitMs: 2_000 },
+    );
+    for (const chunk of read.chunks) text += Buffer.from(chunk.chunk, 'base64').toString('utf8');
+    afterSeq = read.nextSeq - 1;
+    if (read.closed) return { text, sandboxType: started.sandboxType };
+  }
+}
+
+function connectionsTotal(metricsText: string): number {
+  return Number(/^execd_connections_total (\d+)$/m.exec(metricsText)?.[1]);
+}
+
+describe.skipIf(process.platform !== 'linux')('a sandboxed command reaching its own server', () => {
+  test.each([
+    ['networkAccess: true', { profile: 'workspace-write', networkAccess: true }],
+    ["network: 'full'", { profile: 'workspace-write', network: 'full' }],
+  ])(
+    'is refused (%s); the same script outside the sandbox and host clients are served',
+    async (_, sandbox) => {
+      const { logger, records } = captureLogger();
+      await using server = await startTestServer({ logger }); // no auth token: the dangerous setup
+      const port = new URL(server.url).port;
+      await using client = await RawWsClient.connect(server.url);
+      await client.initialize();
+
+      // Control: unsandboxed, the script reaches the server (so the check below can fail).
+      const control = await run(client, 'control', port, null);
+      expect(control.text).toBe('readyz: HTTP/1.1 200 OK\nupgrade: HTTP/1.1 101 Switching Protocols\n');
+      const before = connectionsTotal(await server.server.metrics.render());
+
+      const attack = await run(client, 'attack', port, sandbox);
+      expect(attack.sandboxType).toBe('linuxSeccomp');
+      expect(attack.text).toBe('readyz: HTTP/1.1 403 Forbidden\nupgrade: HTTP/1.1 403 Forbidden\n');
+
+      // Checked from outside: the server opened no connection for it, and says why it refused.
+      expect(connectionsTotal(await server.server.metrics.render())).toBe(before);
+      const refusals = records.filter((record) => record.fields?.attribution === 'sandboxed');
+      expect(refusals).toHaveLength(2);
+      expect(refusals.every((record) => typeof record.fields?.pid === 'number')).toBe(true);
+
+      // A host client still connects and works.
+      await using again = await RawWsClient.connect(server.url);
+      await again.initialize();
+      expect(await again.call('environment/status', {})).toEqual({ status: 'ready' });
+    },
+  );
+});
