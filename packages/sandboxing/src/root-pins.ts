@@ -1,3 +1,4 @@
+import { realpathSync, statSync } from 'node:fs';
 import { ExecError } from '@execd/protocol';
 import { canonicalDir } from './internal/safe-fs.ts';
 
@@ -35,9 +36,25 @@ export class SandboxRootPins {
     return canonical;
   }
 
-  /** Pins every path now (at environment creation); errors as {@link resolve}. */
+  /** Pins every path (errors as {@link resolve}). */
   async pin(paths: Iterable<string>): Promise<void> {
     for (const path of paths) await this.resolve(path);
+  }
+
+  /**
+   * Pins every existing directory among `paths` synchronously, for a constructor: the roots are
+   * fixed the moment the environment exists, before anything can run. Only `stat`/`realpath`
+   * (no file is opened). A path pinned before is left as it was.
+   */
+  pinNow(paths: Iterable<string>): void {
+    for (const path of paths) {
+      if (this.#pins.has(path)) continue;
+      try {
+        if (statSync(path).isDirectory()) this.#pins.set(path, realpathSync(path));
+      } catch {
+        // Missing: pinned at first use instead.
+      }
+    }
   }
 
   /** The pinned canonical path of `path`, if any. */

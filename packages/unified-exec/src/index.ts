@@ -94,6 +94,7 @@ export {
   ToolOrchestrator,
   type ToolOrchestratorOptions,
 } from './orchestrator/tool-orchestrator.ts';
+export { type VisibleTextOptions, visibleJson, visibleText } from './orchestrator/visible-text.ts';
 export { generateChunkId } from './output/chunk-id.ts';
 export {
   DEFAULT_TURN_TRUNCATION_POLICY,
@@ -146,6 +147,7 @@ export {
   type LaunchRequest,
   launchAttempt,
   sandboxContextFor,
+  writableWorkspaceRoots,
 } from './runtime/launch.ts';
 export {
   type AdditionalPermissions,

@@ -8,6 +8,7 @@ import { defineOracleReplayScenarios } from './scenarios/oracle-replay-scenarios
 import { defineSandboxScenarios } from './scenarios/sandbox-scenarios.ts';
 import { defineSessionScenarios } from './scenarios/session-scenarios.ts';
 import { defineSnapshotScenarios } from './scenarios/snapshot-scenarios.ts';
+import { defineWorkdirScenarios } from './scenarios/workdir-scenarios.ts';
 
 // Every scenario against a local environment (direct spawn).
 afterEach(async () => {
@@ -25,3 +26,4 @@ defineSandboxScenarios('local');
 defineErrorScenarios('local');
 defineSnapshotScenarios('local');
 defineNetworkScenarios('local');
+defineWorkdirScenarios('local');

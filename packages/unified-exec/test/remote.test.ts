@@ -9,6 +9,7 @@ import { defineOracleReplayScenarios } from './scenarios/oracle-replay-scenarios
 import { defineSandboxScenarios } from './scenarios/sandbox-scenarios.ts';
 import { defineSessionScenarios } from './scenarios/session-scenarios.ts';
 import { defineSnapshotScenarios } from './scenarios/snapshot-scenarios.ts';
+import { defineWorkdirScenarios } from './scenarios/workdir-scenarios.ts';
 
 // Every scenario again, through an in-process exec-server on 127.0.0.1:0 and the client, with
 // the same expectations as the local suite.
@@ -29,3 +30,4 @@ defineSandboxScenarios('remote');
 defineErrorScenarios('remote');
 defineSnapshotScenarios('remote');
 defineNetworkScenarios('remote');
+defineWorkdirScenarios('remote');

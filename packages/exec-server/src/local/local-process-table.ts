@@ -61,7 +61,7 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
    * The writable roots of this table's sandboxes, pinned at first use (one table per session:
    * a root a command rearranged under the session is refused; a new session resolves anew).
    */
-  readonly #rootPins = new SandboxRootPins();
+  readonly #rootPins: SandboxRootPins;
   readonly #notifications: Emitter<ProcessNotification>;
   readonly #flow = new OutputFlow();
   readonly #pendingStarts = new Set<Promise<unknown>>();
@@ -76,6 +76,7 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
 
   constructor(options: LocalProcessTableOptions = {}) {
     this.#config = resolveTableOptions(options);
+    this.#rootPins = this.#config.sandboxRootPins ?? new SandboxRootPins();
     this.#logger = this.#config.logger;
     this.#notifications = new Emitter(this.#logger);
   }

@@ -1,5 +1,5 @@
 import type { NetworkResolver, StartBridgeOptions } from '@execd/network-proxy';
-import type { CommandLimits } from '@execd/sandboxing';
+import type { CommandLimits, SandboxRootPins } from '@execd/sandboxing';
 import type { BaseEnv } from '../env/create-env.ts';
 import { type Logger, NOOP_LOGGER } from '../internal/logger.ts';
 import { defaultSandboxDenied, defaultSpawner } from './default-spawner.ts';
@@ -50,6 +50,11 @@ export interface LocalProcessTableOptions {
    * `false`: none). A hit limit is reported as a last `execd: …` line of the child's output.
    */
   readonly commandLimits?: CommandLimits | false | undefined;
+  /**
+   * The pins of the sandboxes' writable roots (default: one set per table, i.e. per session,
+   * pinned at first use). An environment passes its own, pinned when it was created.
+   */
+  readonly sandboxRootPins?: SandboxRootPins | undefined;
   /** How long a closed process stays readable (default 30 s; tests use a few ms). */
   readonly exitedRetentionMs?: number | undefined;
   readonly retainedOutputMaxBytes?: number | undefined;
@@ -75,6 +80,7 @@ export interface TableConfig {
   readonly networkBridge: Omit<StartBridgeOptions, 'proxy'> | undefined;
   readonly sandboxHiddenPaths: readonly string[];
   readonly commandLimits: CommandLimits | false | undefined;
+  readonly sandboxRootPins: SandboxRootPins | undefined;
   readonly exitedRetentionMs: number;
   readonly retention: RetentionLimits;
   readonly history: EventLogLimits;
@@ -98,6 +104,7 @@ export function resolveTableOptions(options: LocalProcessTableOptions): TableCon
     networkBridge: options.networkBridge,
     sandboxHiddenPaths: options.sandboxHiddenPaths ?? [],
     commandLimits: options.commandLimits,
+    sandboxRootPins: options.sandboxRootPins,
     exitedRetentionMs: options.exitedRetentionMs ?? limits.EXITED_PROCESS_RETENTION_MS,
     retention: {
       maxBytes: options.retainedOutputMaxBytes ?? limits.RETAINED_OUTPUT_MAX_BYTES,

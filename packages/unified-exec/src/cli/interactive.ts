@@ -1,5 +1,6 @@
 import type { Interface } from 'node:readline/promises';
 import type { ToolCallResult } from '../handlers/tool-call-result.ts';
+import { visibleText } from '../orchestrator/visible-text.ts';
 import type { CliSession } from './cli-session.ts';
 import { decodeEscapes } from './escapes.ts';
 
@@ -16,8 +17,14 @@ export const INTERACTIVE_HELP = `Commands:
   quit                    terminate every session and leave (also Ctrl-D)
 `;
 
+/**
+ * Prints a tool result (what the model sees). Escape sequences and other invisible characters in
+ * it (command output, the command in an error text) are shown as escapes: raw, they could change
+ * the terminal's state (charset, colours, concealed text) and so how the next approval reads.
+ */
 function show(out: NodeJS.WritableStream, result: ToolCallResult): void {
-  out.write(result.text.endsWith('\n') ? result.text : `${result.text}\n`);
+  const text = visibleText(result.text, { keepLineBreaks: true });
+  out.write(text.endsWith('\n') ? text : `${text}\n`);
 }
 
 /** Runs one line; resolves `false` when the person asked to quit. */
@@ -69,7 +76,7 @@ export async function runInteractiveLine(
       if (rows.length === 0) out.write('no sessions\n');
       for (const row of rows) {
         out.write(
-          `${row.processId}\t${row.running ? 'running' : 'exited'}\t${row.tty ? 'tty' : 'pipe'}\t${row.command}\n`,
+          `${row.processId}\t${row.running ? 'running' : 'exited'}\t${row.tty ? 'tty' : 'pipe'}\t${visibleText(row.command)}\n`,
         );
       }
       return true;

@@ -1,4 +1,5 @@
 import type { Logger } from '@execd/exec-server';
+import { visibleJson } from '../orchestrator/visible-text.ts';
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 type Level = (typeof LEVELS)[number];
@@ -20,7 +21,8 @@ export function stderrLogger(minimum: string | undefined): Logger | undefined {
       if (LEVELS.indexOf(level) < floor) return;
       const entry: Record<string, unknown> = { time: new Date().toISOString(), level, message };
       for (const [key, value] of Object.entries(fields ?? {})) entry[key] = describe(value);
-      process.stderr.write(`${JSON.stringify(entry)}\n`);
+      // Fields may hold what the model chose (commands, paths): no raw bidi or C1 on the terminal.
+      process.stderr.write(`${visibleJson(JSON.stringify(entry))}\n`);
     };
   return {
     trace: line('trace'),

@@ -5,6 +5,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { mcpElicitationApprover } from '../mcp/mcp-approver.ts';
 import { createUnifiedExecMcpServer } from '../mcp/mcp-server.ts';
+import { visibleText } from '../orchestrator/visible-text.ts';
 import { type CliOptions, parseCliArgs, USAGE, UsageError } from './cli-args.ts';
 import { type CliSession, openCliSession } from './cli-session.ts';
 import { parseToolResultExitCode } from './exit-code.ts';
@@ -41,7 +42,9 @@ async function runOnce(options: CliOptions): Promise<number> {
     const args: Record<string, unknown> = { cmd: options.command, tty: options.tty };
     if (options.yieldTimeMs !== undefined) args.yield_time_ms = options.yieldTimeMs;
     const result = await session.tools.execCommand(args);
-    process.stdout.write(result.text.endsWith('\n') ? result.text : `${result.text}\n`);
+    // Invisible characters shown as escapes (see `show` in interactive.ts).
+    const text = visibleText(result.text, { keepLineBreaks: true });
+    process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
     return result.success ? (parseToolResultExitCode(result.text) ?? 0) : 1;
   } finally {
     rl?.close();

@@ -19,7 +19,10 @@ export interface ExecEnvironment extends AsyncDisposable {
   readonly shell: Shell;
   /** What a sandboxed attempt may touch. */
   readonly permissionProfile: PermissionProfileName;
-  /** Project roots writable under `workspace-write` (default: the command's cwd). */
+  /**
+   * Project roots writable under `workspace-write`; undefined means the environment's `cwd`.
+   * Never the command's cwd: a `workdir` outside these roots runs there read-only.
+   */
   readonly workspaceRoots: readonly string[] | undefined;
   /** Network reach of sandboxed commands (default: off under read-only / workspace-write). */
   readonly networkAccess: boolean;
@@ -84,7 +87,10 @@ export interface ExecEnvironmentOptions {
   readonly id?: string | undefined;
   /** Permission profile of sandboxed attempts (default `workspace-write`). */
   readonly permissionProfile?: PermissionProfileName | undefined;
-  /** Writable project roots under `workspace-write` (default: the command's cwd). */
+  /**
+   * Writable project roots under `workspace-write`, resolved against `cwd` (default: `cwd`
+   * itself). The model's `workdir` never adds a writable root.
+   */
   readonly workspaceRoots?: readonly string[] | undefined;
   /** Let sandboxed commands use the network (default false). */
   readonly networkAccess?: boolean | undefined;

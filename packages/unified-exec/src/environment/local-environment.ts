@@ -7,6 +7,7 @@ import {
   type Logger,
 } from '@execd/exec-server';
 import { type ExecEnvPolicy, ExecError, type ExecParams, type PermissionProfileName } from '@execd/protocol';
+import { type CommandLimits, SandboxRootPins } from '@execd/sandboxing';
 import { Shell } from '../tools/shell.ts';
 import {
   DEFAULT_ENV_POLICY,
@@ -25,6 +26,12 @@ export interface LocalExecEnvironmentOptions extends ExecEnvironmentOptions {
   readonly shell?: string | undefined;
   /** Options of the in-process exec-server backend (shell-snapshot launches). */
   readonly backendOptions?: LocalBackendOptions | undefined;
+  /**
+   * Resource limits of each sandboxed command (default sandboxing's `DEFAULT_COMMAND_LIMITS`:
+   * processes, memory, file size; `false`: none). A hit limit ends the command's output with an
+   * `execd: …` line saying which.
+   */
+  readonly commandLimits?: CommandLimits | false | undefined;
   /**
    * Use this backend (owned from now on) instead of creating one; its own network-policy
    * requester then answers managed-network questions.
@@ -49,6 +56,12 @@ export class LocalExecEnvironment implements ExecEnvironment {
   readonly allowLoginShell: boolean;
   readonly shellSnapshot: boolean;
   readonly managedNetwork: ManagedNetworkOptions | undefined;
+  /**
+   * The writable roots, pinned when the environment is created: a later launch whose root now
+   * resolves elsewhere (a command replaced a folder on its path with a symlink) is refused.
+   */
+  readonly rootPins: SandboxRootPins = new SandboxRootPins();
+  readonly commandLimits: CommandLimits | false | undefined;
   readonly #backendOptions: LocalBackendOptions;
   readonly #deciders = new NetworkDeciders();
   #backend: ExecBackend | undefined;
@@ -66,12 +79,17 @@ export class LocalExecEnvironment implements ExecEnvironment {
     this.allowLoginShell = options.allowLoginShell ?? true;
     this.shellSnapshot = options.shellSnapshot ?? false;
     this.managedNetwork = options.managedNetwork;
+    this.commandLimits = options.commandLimits;
     this.#backend = options.backend;
     this.#backendOptions = {
       ...(options.logger === undefined ? {} : { logger: options.logger }),
       networkPolicyRequester: this.#deciders.requester,
+      ...(options.commandLimits === undefined ? {} : { commandLimits: options.commandLimits }),
+      sandboxRootPins: this.rootPins,
       ...options.backendOptions,
     };
+    // Pinned now, not at the first command: a folder on a root's path may be swapped before then.
+    this.rootPins.pinNow(this.workspaceRoots ?? [this.cwd]);
   }
 
   /** The in-process exec-server backend (created on first use). */

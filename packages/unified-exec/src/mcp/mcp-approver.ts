@@ -1,12 +1,18 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { shlexJoin } from '../internal/shlex.ts';
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../orchestrator/approval.ts';
+import { visibleText } from '../orchestrator/visible-text.ts';
 
-/** The question shown to the person behind the MCP client. */
+/**
+ * The question shown to the person behind the MCP client. What the model chose (command, cwd,
+ * reason) goes through {@link visibleText}: the client may render it on a terminal or in rich
+ * text, where escape sequences, carriage returns or bidi overrides would hide what is approved.
+ */
 export function approvalMessage(request: ApprovalRequest): string {
   const what = request.purpose === 'sandbox_retry' ? 'Retry without the sandbox' : 'Run';
-  const reason = request.reason === undefined ? '' : `\nReason: ${request.reason}`;
-  return `${what} this command?\n${shlexJoin(request.command)}\nin ${request.cwd}${reason}`;
+  const reason = request.reason === undefined ? '' : `\nReason: ${visibleText(request.reason)}`;
+  const command = visibleText(shlexJoin(request.command));
+  return `${what} this command?\n${command}\nin ${visibleText(request.cwd)}${reason}`;
 }
 
 /**

@@ -17,7 +17,11 @@ export interface NetworkApprovalTarget {
   readonly protocol: string;
 }
 
-/** One question to the person (or policy engine) behind the host. */
+/**
+ * One question to the person (or policy engine) behind the host. `command`, `cwd`, `reason` and
+ * `network.host` are chosen by the model: show them through `visibleText` (as the terminal and
+ * MCP approvers do), never raw.
+ */
 export interface ApprovalRequest {
   /** The tool call this command belongs to. */
   readonly callId: string;

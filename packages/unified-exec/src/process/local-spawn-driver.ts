@@ -27,6 +27,9 @@ export class LocalSpawnDriver implements ProcessDriver {
       } catch {
         // The reader only fails when the process is torn down; `closed` still settles below.
       }
+      // A resource limit the command hit is said as a last line, where the model reads.
+      const hit = await this.#spawned.limits?.describeHit().catch(() => undefined);
+      if (hit !== undefined) sink.output(new TextEncoder().encode(`\nexecd: ${hit}\n`));
       await child.closed;
       sink.closed();
     })();

@@ -10,6 +10,7 @@ import {
 } from '@execd/protocol';
 import { sandboxFromContext, spawnProcess } from '@execd/sandboxing';
 import type { ExecEnvironment } from '../environment/exec-environment.ts';
+import { LocalExecEnvironment } from '../environment/local-environment.ts';
 import { UnifiedExecError } from '../errors.ts';
 import type { NetworkApprovalTarget } from '../orchestrator/approval.ts';
 import type { SandboxAttempt } from '../orchestrator/tool-orchestrator.ts';
@@ -37,11 +38,23 @@ export interface LaunchRequest {
   readonly logger?: Logger | undefined;
 }
 
-/** The portable sandbox intent of a sandboxed attempt in `environment`. */
+/**
+ * The roots a sandboxed command in `environment` may write under `workspace-write`: the
+ * environment's configured `workspaceRoots`, else its own cwd. Never the command's cwd: the
+ * model chooses that (`workdir`), and a command may run in a folder it cannot write.
+ */
+export function writableWorkspaceRoots(environment: ExecEnvironment): readonly string[] {
+  return environment.workspaceRoots ?? [environment.cwd];
+}
+
+/**
+ * The portable sandbox intent of a sandboxed attempt in `environment`. `workspaceRoots` is always
+ * sent: the executor would otherwise fall back to the command's cwd as a writable root.
+ */
 export function sandboxContextFor(environment: ExecEnvironment): SandboxContext {
   return {
     profile: environment.permissionProfile,
-    workspaceRoots: environment.workspaceRoots?.map((root) => pathToFileUri(root)),
+    workspaceRoots: writableWorkspaceRoots(environment).map((root) => pathToFileUri(root)),
     networkAccess: environment.networkAccess,
     writableRoots: undefined,
     network: environment.managedNetwork === undefined ? undefined : 'proxied',
@@ -161,6 +174,7 @@ export async function launchAttempt(
   }
   let spawned: Awaited<ReturnType<typeof spawnProcess>>;
   try {
+    const local = environment instanceof LocalExecEnvironment ? environment : undefined;
     spawned = await spawnProcess({
       command: request.command,
       cwd: request.cwd,
@@ -169,6 +183,8 @@ export async function launchAttempt(
       tty: request.tty,
       stdinOpen: request.tty,
       logger: request.logger,
+      ...(local === undefined ? {} : { rootPins: local.rootPins }),
+      ...(local?.commandLimits === undefined ? {} : { limits: local.commandLimits }),
     });
   } catch (error) {
     throw UnifiedExecError.createProcess(error instanceof Error ? error.message : String(error), error);

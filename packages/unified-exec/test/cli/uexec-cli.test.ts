@@ -1,7 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startExecServer } from '@execd/exec-server/server';
+import { spawnPty } from '@execd/pty-utils';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildUexec, runUexec, UexecProcess } from '../helpers/cli.ts';
 import { pidsMatching, uniqueMarker } from '../helpers/processes.ts';
@@ -127,3 +129,100 @@ describe('uexec', () => {
     expect(pidsMatching(marker)).toEqual([]);
   });
 });
+
+// What must never reach a person raw: controls (but line breaks), format characters, separators.
+const RAW_INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+/** JSON typed on a terminal: pure ASCII (everything else as a \\uXXXX escape the parser decodes). */
+function typedJson(value: unknown): string {
+  return JSON.stringify(value).replace(
+    /[^\x20-\x7e]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+describe('uexec: the terminal approval prompt', () => {
+  test('shows \\r, escape sequences and bidi overrides in the command, justification and cwd as escapes', async () => {
+    const env: Record<string, string> = {};
+    for (const [name, value] of Object.entries(process.env)) if (value !== undefined) env[name] = value;
+    env.TERM = 'dumb'; // readline then writes the prompt as is, without its own cursor sequences
+    await using pty = await spawnPty({
+      argv: [process.execPath, script, ...FULL_ACCESS, '--approval', 'on-request', '--cwd', dir],
+      cwd: dir,
+      env,
+    });
+    let screen = '';
+    const reading = (async () => {
+      for await (const { bytes } of pty.output()) screen += Buffer.from(bytes).toString('utf8');
+    })();
+    await waitFor(() => screen.includes('uexec> '), { what: 'the prompt' });
+    const call = {
+      cmd: 'rm -rf ~/x\r\x1b[2K\x1b]8;;https://evil.test\x07echo safe\x1b]8;;\x07 \u202egnp.txt\b',
+      workdir: `${dir}/w\u2066x\x1b[8m`,
+      sandbox_permissions: 'require_escalated',
+      justification: 'tidy\r\x1b[32mharmless\u2028\u200b',
+    };
+    await pty.write(`call exec_command ${typedJson(call)}\r`);
+    const asked = await waitFor(
+      () => /\r?\nRun: [\s\S]*?\[y\]es \/ \[a\]lways \/ \[N\]o\? /.exec(screen)?.[0],
+      { what: `the approval question in ${JSON.stringify(screen)}` },
+    );
+    await pty.write('n\r');
+    await waitFor(() => screen.includes('rejected by user'), { what: 'the refusal' });
+    await pty.write('quit\r');
+    expect((await pty.exited).exitCode).toBe(0);
+    await reading;
+    // The terminal turns each \n into \r\n (readline's own line ends into \r\r\n); any other
+    // raw control came from the model's text (whose \r is followed by ESC here, not \n).
+    const lines = (text: string): string[] => text.replace(/\r+\n/g, '\n').split('\n');
+    const shown = asked.replace(/\r+\n/g, '\n');
+    expect(shown).toContain(
+      "'rm -rf ~/x\\r\\x1b[2K\\x1b]8;;https://evil.test\\x07echo safe\\x1b]8;;\\x07 \\u202egnp.txt\\x08'",
+    );
+    expect(shown).toContain(`in ${dir}/w\\u2066x\\x1b[8m`);
+    expect(shown).toContain('reason: tidy\\r\\x1b[32mharmless\\u2028\\u200b');
+    for (const line of lines(asked)) expect(line).not.toMatch(RAW_INVISIBLE);
+    // The printed tool result (the refusal names the command) is escaped too.
+    const after = screen.slice(screen.indexOf(asked) + asked.length);
+    expect(after).toContain('rm -rf ~/x\\r\\x1b[2K');
+    for (const line of lines(after)) expect(line).not.toMatch(RAW_INVISIBLE);
+  });
+});
+
+describe.skipIf(process.platform !== 'linux')(
+  'uexec --sandbox workspace-write: the workdir is not writable',
+  () => {
+    test('interactive `call exec_command` with a workdir outside the workspace or at its parent cannot write there', async () => {
+      // Outside /tmp and $TMPDIR (writable under workspace-write), so only a wrong sandbox writes there.
+      const base = await mkdtemp(join('/var/tmp', 'uexec-cli-base-'));
+      const outside = await mkdtemp(join('/var/tmp', 'uexec-cli-outside-'));
+      try {
+        const workspace = join(base, 'workspace');
+        await mkdir(workspace);
+        const call = (workdir: string | undefined, file: string): string =>
+          `call exec_command ${JSON.stringify({ cmd: `echo planted >> ${file} && echo wrote-${file}`, login: false, ...(workdir === undefined ? {} : { workdir }) })}`;
+        const input = [
+          call(outside, 'outside.txt'),
+          call(base, 'parent.txt'),
+          call(undefined, 'inside.txt'),
+          'quit',
+          '',
+        ].join('\n');
+        const result = await runUexec(script, ['--sandbox', 'workspace-write', '--cwd', workspace], {
+          input,
+        });
+        expect(result.code).toBe(0);
+        expect(existsSync(join(outside, 'outside.txt'))).toBe(false);
+        expect(existsSync(join(base, 'parent.txt'))).toBe(false);
+        expect(result.stdout).not.toContain('wrote-outside.txt');
+        expect(result.stdout).not.toContain('wrote-parent.txt');
+        expect(result.stdout.toLowerCase()).toMatch(/read-only file system|permission denied/);
+        expect(result.stdout).toContain('wrote-inside.txt');
+        expect(existsSync(join(workspace, 'inside.txt'))).toBe(true);
+      } finally {
+        await rm(base, { recursive: true, force: true });
+        await rm(outside, { recursive: true, force: true });
+      }
+    });
+  },
+);

@@ -1,4 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -35,11 +36,11 @@ interface Connected extends AsyncDisposable {
 /** `uexec mcp` spawned by the SDK's own stdio client transport. */
 async function connect(
   args: readonly string[],
-  options: { elicitation?: 'approve' | 'deny' } = {},
+  options: { elicitation?: 'approve' | 'deny'; cwd?: string; messages?: string[] } = {},
 ): Promise<Connected> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [script, 'mcp', '--cwd', dir, ...args],
+    args: [script, 'mcp', '--cwd', options.cwd ?? dir, ...args],
     stderr: 'pipe',
   });
   const client = new Client(
@@ -49,6 +50,7 @@ async function connect(
   if (options.elicitation !== undefined) {
     const decision = options.elicitation;
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      options.messages?.push(request.params.message);
       expect(request.params.message).toContain('this command?');
       return { action: 'accept', content: { decision } };
     });
@@ -143,3 +145,96 @@ describe('uexec mcp', () => {
     );
   });
 });
+
+// What must never reach a person raw: controls (but the message's own line breaks), format
+// characters (bidi, zero-width), separators.
+const RAW_INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+describe('uexec mcp: approval elicitations show what the model chose visibly', () => {
+  test('\\r, escape sequences and bidi overrides in the command, justification and cwd arrive escaped', async () => {
+    const messages: string[] = [];
+    await using mcp = await connect(['--sandbox', 'danger-full-access', '--approval', 'on-request'], {
+      elicitation: 'deny',
+      messages,
+    });
+    const cmd = 'rm -rf ~/x\r\x1b[2K\x1b]8;;https://evil.test\x07echo safe\x1b]8;;\x07 \u202egnp.txt\b';
+    const refused = await mcp.client.callTool({
+      name: 'exec_command',
+      arguments: {
+        cmd,
+        workdir: `${dir}/w\u2066x\x1b[8m`,
+        sandbox_permissions: 'require_escalated',
+        justification: 'tidy\r\x1b[32mharmless\u2028\u200b',
+      },
+    });
+    expect(refused.isError).toBe(true);
+    expect(messages).toHaveLength(1);
+    const message = messages[0] ?? '';
+    expect(message).toContain(
+      "'rm -rf ~/x\\r\\x1b[2K\\x1b]8;;https://evil.test\\x07echo safe\\x1b]8;;\\x07 \\u202egnp.txt\\x08'",
+    );
+    expect(message).toContain(`in ${dir}/w\\u2066x\\x1b[8m`);
+    expect(message).toContain('Reason: tidy\\r\\x1b[32mharmless\\u2028\\u200b');
+    for (const line of message.split('\n')) expect(line).not.toMatch(RAW_INVISIBLE);
+  });
+});
+
+describe.skipIf(process.platform !== 'linux')(
+  'uexec mcp --sandbox workspace-write: the workdir is not writable',
+  () => {
+    // Outside /tmp and $TMPDIR (writable under workspace-write), so only a wrong sandbox writes there.
+    let base: string;
+    let workspace: string;
+    let outside: string;
+    beforeAll(async () => {
+      base = await mkdtemp(join('/var/tmp', 'uexec-mcp-base-'));
+      workspace = join(base, 'workspace');
+      await mkdir(workspace);
+      outside = await mkdtemp(join('/var/tmp', 'uexec-mcp-outside-'));
+    });
+    afterAll(async () => {
+      await rm(base, { recursive: true, force: true });
+      await rm(outside, { recursive: true, force: true });
+    });
+
+    // `login: false` throughout: the host's login files are not under test here.
+    test('exec_command with workdir outside the workspace, or its parent, cannot write there', async () => {
+      // No elicitation: the unsandboxed retry after the denial is refused (nobody to ask).
+      await using mcp = await connect(['--sandbox', 'workspace-write'], { cwd: workspace });
+      for (const workdir of [outside, base]) {
+        const result = await mcp.client.callTool({
+          name: 'exec_command',
+          arguments: { cmd: 'echo planted >> planted.txt && echo wrote', workdir, login: false },
+        });
+        expect(result.isError).toBe(false);
+        const parsed = parseToolText(textOf(result));
+        expect(parsed.exitCode).toBe(1);
+        expect(parsed.output.toLowerCase()).toMatch(/read-only file system|permission denied/);
+        expect(existsSync(join(workdir, 'planted.txt'))).toBe(false);
+      }
+      // An absolute target from a workdir outside is refused the same way.
+      const absolute = await mcp.client.callTool({
+        name: 'exec_command',
+        arguments: { cmd: `echo planted >> ${join(base, 'abs.txt')}`, workdir: outside, login: false },
+      });
+      expect(parseToolText(textOf(absolute)).exitCode).toBe(1);
+      expect(existsSync(join(base, 'abs.txt'))).toBe(false);
+      // It may run there: it reads fine.
+      const pwd = await mcp.client.callTool({
+        name: 'exec_command',
+        arguments: { cmd: 'pwd', workdir: outside, login: false },
+      });
+      expect(parseToolText(textOf(pwd))).toMatchObject({ exitCode: 0, output: `${outside}\n` });
+    });
+
+    test('a command in the workspace still writes', async () => {
+      await using mcp = await connect(['--sandbox', 'workspace-write'], { cwd: workspace });
+      const result = await mcp.client.callTool({
+        name: 'exec_command',
+        arguments: { cmd: 'echo inside >> inside.txt && echo wrote', login: false },
+      });
+      expect(parseToolText(textOf(result))).toMatchObject({ exitCode: 0, output: 'wrote\n' });
+      expect(await readFile(join(workspace, 'inside.txt'), 'utf8')).toBe('inside\n');
+    });
+  },
+);
