@@ -247,6 +247,18 @@ describe('git metadata a host git would use stays read-only', () => {
 });
 
 describe('resource limits', () => {
+  test('environment/info says which cgroups enforce them', async () => {
+    const { client } = await serverAndClient();
+    const info = await client.environmentInfo();
+    expect(info.resourceLimits?.kind).toMatch(/^(cgroup1|cgroup2|none)$/);
+    if (process.getuid?.() === 0 && info.resourceLimits?.kind !== 'none') {
+      expect(info.resourceLimits?.controllers).toEqual(expect.arrayContaining(['pids', 'memory']));
+      expect(info.resourceLimits?.summary).toMatch(/at most 1024 processes/);
+    } else {
+      expect(info.resourceLimits?.reason).toBeTruthy();
+    }
+  });
+
   test('a fork bomb stops at the default process limit, and the result says so', async () => {
     const { client } = await serverAndClient();
     const script = `perl -e 'my $f = 0; for (1..1200) { my $p = fork(); if (!defined $p) { $f++; next } if ($p == 0) { sleep 30; exit 0 } } print "failed=$f\\n"'`;

@@ -2,6 +2,8 @@
 // proxy's unix socket (absolute-form requests, keep-alive on both hops) versus directly.
 // Rounds alternate direct/proxy so load on the shared machine hits both alike; the ratio comes
 // from this one run. Needs `dist/` (pnpm build). Last stdout line: the JSON result.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import http from 'node:http';
 import { emit, figure } from '../../../bench/lib/measure.mjs';
 import { startNetworkProxy } from '../dist/index.js';
@@ -11,12 +13,18 @@ const REQUESTS = 200;
 /** Rounds per side; the median round is reported. */
 const ROUNDS = 5;
 
-const origin = http.createServer((_req, res) => {
+// The origin runs in its own process: the proxy never connects to a port of its own process.
+const ORIGIN_SOURCE = `
+const server = require('node:http').createServer((_req, res) => {
   res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
   res.end('ok');
 });
-await new Promise((resolve) => origin.listen(0, '127.0.0.1', resolve));
-const port = origin.address().port;
+server.listen(0, '127.0.0.1', () => console.log(server.address().port));
+process.stdin.on('end', () => process.exit(0)).resume();
+`;
+const origin = spawn(process.execPath, ['-e', ORIGIN_SOURCE], { stdio: ['pipe', 'pipe', 'inherit'] });
+const [portLine] = await once(origin.stdout.setEncoding('utf8'), 'data');
+const port = Number(String(portLine).trim());
 const proxy = await startNetworkProxy({ loopbackPorts: [port] });
 
 function get(options) {
@@ -63,14 +71,15 @@ const latency = (ms) => ms / REQUESTS;
 console.log(
   `${REQUESTS} sequential GETs: direct ${rps(directMs).toFixed(0)} req/s (${latency(directMs).toFixed(3)} ms), ` +
     `via proxy ${rps(proxyMs).toFixed(0)} req/s (${latency(proxyMs).toFixed(3)} ms); ` +
-    `decisions recorded: ${proxy.decisions().length}`,
+    `decisions recorded: ${proxy.decisions().length}, denials: ${proxy.denials().length}`,
 );
 
 directAgent.destroy();
 proxyAgent.destroy();
 await proxy.close();
-origin.closeAllConnections();
-await new Promise((resolve) => origin.close(resolve));
+const originClosed = once(origin, 'close');
+origin.stdin.end();
+await originClosed;
 
 emit('network-proxy', [
   figure({

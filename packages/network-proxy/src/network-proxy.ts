@@ -1,22 +1,25 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import type { Server, Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RpcError } from '@execd/protocol';
+import { BRIDGE_SECRET_BYTES } from './bridge/bridge-config.ts';
 import {
   DEFAULT_DECIDER_TIMEOUT_MS,
   DeciderCache,
   type NetworkDecider,
   validateDeciderTimeout,
 } from './decider.ts';
+import { registerBridgeEndpoint } from './internal/bridge-endpoint.ts';
 import { DecisionLog } from './internal/decision-log.ts';
 import { Gate } from './internal/gate.ts';
+import { prepareSocketDir } from './internal/socket-dir.ts';
 import { type Logger, NOOP_LOGGER } from './logger.ts';
-import { NetworkPolicy, type NetworkPolicyOptions } from './policy/network-policy.ts';
+import { NetworkPolicy, type NetworkPolicyOptions, validatePorts } from './policy/network-policy.ts';
 import type { NetworkDecisionRecord, NetworkDenial } from './records.ts';
 import { type NetworkResolver, systemResolver } from './resolver.ts';
 import { HttpProxy } from './server/http-proxy.ts';
-import { closeServer, listen, type ProxyTcpAddress, tcpAddressOf } from './server/listen.ts';
+import { closeServer, greetOnConnect, listen, type ProxyTcpAddress, tcpAddressOf } from './server/listen.ts';
 import { Socks5Proxy } from './server/socks5-proxy.ts';
 
 /**
@@ -34,6 +37,10 @@ const LOOPBACK_ANY_PORT: ProxyTcpAddress = { host: '127.0.0.1', port: 0 };
 /** Unix socket paths longer than this do not fit `sockaddr_un.sun_path` (108 bytes incl. NUL). */
 const MAX_SOCKET_PATH_BYTES = 107;
 
+/** The bridge's sockets: like `http.sock`/`socks.sock`, but they greet with the proxy's secret. */
+const BRIDGE_HTTP_SOCKET = 'http-bridge.sock';
+const BRIDGE_SOCKS_SOCKET = 'socks-bridge.sock';
+
 /** Options for `startNetworkProxy`: the policy plus where and how to listen. */
 export interface NetworkProxyOptions extends NetworkPolicyOptions {
   /**
@@ -47,10 +54,19 @@ export interface NetworkProxyOptions extends NetworkPolicyOptions {
   readonly resolver?: NetworkResolver | undefined;
   readonly logger?: Logger | undefined;
   /**
-   * Directory for the two unix sockets (`http.sock`, `socks.sock`). Default: a fresh private
-   * (0700) directory under the OS temp dir, removed on close.
+   * Folder for the unix sockets (`http.sock`, `socks.sock` and the bridge's two). It must not lie
+   * under a temp folder (/tmp, /var/tmp, /dev/shm, `os.tmpdir()`, `$TMPDIR`): sandboxed commands
+   * can write there (`RpcError('invalidParams')`). Default: a fresh 0700 folder in `/run/execd`
+   * (root), `$XDG_RUNTIME_DIR/execd` or `~/.cache/execd`, removed on close.
    */
   readonly socketDir?: string | undefined;
+  /**
+   * Ports that are never reached on a local address (loopback, link-local, this host's interface
+   * addresses), whatever the allow lists and loopbackPorts say, in addition to every port this
+   * process itself listens on (always refused). For servers of the executor that live in other
+   * processes. Default none.
+   */
+  readonly reservedLocalPorts?: readonly number[] | undefined;
   /** Also listen on 127.0.0.1 TCP ports (for tests and for clients outside a sandbox). Default false. */
   readonly tcp?: boolean | undefined;
   /** Upstream connect timeout (default `UPSTREAM_CONNECT_TIMEOUT_MS`). */
@@ -67,6 +83,11 @@ export class NetworkProxy implements AsyncDisposable {
   readonly httpSocketPath: string;
   /** Unix socket of the SOCKS5 proxy. */
   readonly socksSocketPath: string;
+  /**
+   * The folder holding every socket of this proxy. Private to the executor; sandboxes should have
+   * it masked (the sandboxing package mounts an empty tmpfs over it).
+   */
+  readonly socketDir: string;
   /** Loopback TCP address of the HTTP proxy, when `tcp` was requested. */
   readonly httpAddress: ProxyTcpAddress | undefined;
   /** Loopback TCP address of the SOCKS5 proxy, when `tcp` was requested. */
@@ -85,6 +106,7 @@ export class NetworkProxy implements AsyncDisposable {
   private constructor(parts: {
     httpSocketPath: string;
     socksSocketPath: string;
+    socketDir: string;
     httpAddress: ProxyTcpAddress | undefined;
     socksAddress: ProxyTcpAddress | undefined;
     policy: NetworkPolicy;
@@ -98,6 +120,7 @@ export class NetworkProxy implements AsyncDisposable {
   }) {
     this.httpSocketPath = parts.httpSocketPath;
     this.socksSocketPath = parts.socksSocketPath;
+    this.socketDir = parts.socketDir;
     this.httpAddress = parts.httpAddress;
     this.socksAddress = parts.socksAddress;
     this.policy = parts.policy;
@@ -122,18 +145,28 @@ export class NetworkProxy implements AsyncDisposable {
         `connectTimeoutMs must be a positive integer, got ${connectTimeoutMs}`,
       );
     }
-    const ownedDir =
-      options.socketDir === undefined ? await mkdtemp(join(tmpdir(), 'execd-netproxy-')) : undefined;
-    const dir = options.socketDir ?? ownedDir ?? '';
+    const reservedPorts = validatePorts('reservedLocalPorts', options.reservedLocalPorts ?? []);
+    const socketDir = await prepareSocketDir(options.socketDir);
+    const ownedDir = socketDir.owned ? socketDir.path : undefined;
+    const dir = socketDir.path;
     const httpSocketPath = join(dir, 'http.sock');
     const socksSocketPath = join(dir, 'socks.sock');
-    if (Buffer.byteLength(socksSocketPath) > MAX_SOCKET_PATH_BYTES) {
+    const bridgePaths = [join(dir, BRIDGE_HTTP_SOCKET), join(dir, BRIDGE_SOCKS_SOCKET)] as const;
+    if ([socksSocketPath, ...bridgePaths].some((path) => Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES)) {
       if (ownedDir) await rm(ownedDir, { recursive: true, force: true });
       throw new RpcError('invalidParams', `socketDir is too long for a unix socket path: ${dir}`);
     }
+    const secret = randomBytes(BRIDGE_SECRET_BYTES);
     const log = new DecisionLog(logger);
     const decider = options.decider ? new DeciderCache(options.decider, deciderTimeoutMs, logger) : undefined;
-    const gate = new Gate({ policy, decider, resolver: options.resolver ?? systemResolver, log, logger });
+    const gate = new Gate({
+      policy,
+      decider,
+      resolver: options.resolver ?? systemResolver,
+      log,
+      logger,
+      reservedPorts,
+    });
     const sockets = new Set<Socket>();
     const track = (socket: Socket): void => {
       if (sockets.has(socket)) return;
@@ -154,9 +187,15 @@ export class NetworkProxy implements AsyncDisposable {
     try {
       const httpUnix = http.createServer();
       const socksUnix = socks.createServer();
-      servers.push(httpUnix, socksUnix);
+      const httpBridge = http.createServer();
+      const socksBridge = socks.createServer();
+      greetOnConnect(httpBridge, secret);
+      greetOnConnect(socksBridge, secret);
+      servers.push(httpUnix, socksUnix, httpBridge, socksBridge);
       await listen(httpUnix, httpSocketPath);
       await listen(socksUnix, socksSocketPath);
+      await listen(httpBridge, bridgePaths[0]);
+      await listen(socksBridge, bridgePaths[1]);
       if (options.tcp) {
         const httpTcp = http.createServer();
         const socksTcp = socks.createServer();
@@ -178,10 +217,11 @@ export class NetworkProxy implements AsyncDisposable {
       // Accept errors (EMFILE...) must not crash the executor: log them, keep serving.
       server.on('error', (error) => logger.warn('network proxy listener error', { error }));
     }
-    logger.info('network proxy listening', { httpSocketPath, socksSocketPath, httpAddress, socksAddress });
-    return new NetworkProxy({
+    logger.info('network proxy listening', { socketDir: dir, httpAddress, socksAddress });
+    const proxy = new NetworkProxy({
       httpSocketPath,
       socksSocketPath,
+      socketDir: dir,
       httpAddress,
       socksAddress,
       policy,
@@ -193,6 +233,13 @@ export class NetworkProxy implements AsyncDisposable {
       ownedDir,
       logger,
     });
+    registerBridgeEndpoint(proxy, {
+      socketDir: dir,
+      httpSocketName: BRIDGE_HTTP_SOCKET,
+      socksSocketName: BRIDGE_SOCKS_SOCKET,
+      secret,
+    });
+    return proxy;
   }
 
   /** The retained decisions, oldest first (bounded; see `DECISION_LOG_MAX_ENTRIES`). */
@@ -254,11 +301,10 @@ export class NetworkProxy implements AsyncDisposable {
     await closing;
     this.#log.close();
     if (this.#ownedDir) await rm(this.#ownedDir, { recursive: true, force: true });
-    else
-      await Promise.all([
-        rm(this.httpSocketPath, { force: true }),
-        rm(this.socksSocketPath, { force: true }),
-      ]);
+    else {
+      const names = ['http.sock', 'socks.sock', BRIDGE_HTTP_SOCKET, BRIDGE_SOCKS_SOCKET];
+      await Promise.all(names.map((name) => rm(join(this.socketDir, name), { force: true })));
+    }
     this.#logger.info('network proxy closed', { httpSocketPath: this.httpSocketPath });
   }
 }

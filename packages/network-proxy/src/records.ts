@@ -16,7 +16,8 @@ export interface NetworkRequestInfo {
  * - `denied`: a deny pattern matched (deny wins over every allow);
  * - `notAllowed`: no allow pattern matched and there is no decider;
  * - `notAllowedLocal`: the host is, or resolved to, a loopback/private/link-local address that the
- *   policy does not allow explicitly (this also stops DNS-rebinding tricks);
+ *   policy does not allow explicitly (this also stops DNS-rebinding tricks), or a port of the
+ *   executor itself on this host (rule `executor-port:<port>`);
  * - `invalidHost`: the request named no usable host;
  * - `deciderDenied` / `deciderAsk`: the decider answered deny / ask (`ask` means a person must
  *   approve; unified-exec can offer "approve and retry");
@@ -39,7 +40,8 @@ export interface NetworkDecisionRecord extends NetworkRequestInfo {
   readonly decision: 'allow' | 'deny';
   /**
    * What decided: `allow:<pattern>`, `deny:<pattern>`, `loopbackPorts`, `local-address`,
-   * `resolved-local-address:<ip>`, `no-match`, `decider`, `invalid-host` or `proxy-closed`.
+   * `resolved-local-address:<ip>`, `executor-port:<port>`, `no-match`, `decider`, `invalid-host`
+   * or `proxy-closed`.
    */
   readonly rule: string;
   /** Set when `decision` is `deny`. */

@@ -438,9 +438,12 @@ describe('live denials and shutdown', () => {
   });
 
   test('close ends iterators, denies waiting requests, drops connections and removes the sockets', async () => {
-    const proxy = await startNetworkProxy(
-      proxyOptions({ decider: () => new Promise(() => {}), deciderTimeoutMs: 60_000 }),
-    );
+    let asked = false;
+    const decider: NetworkDecider = () => {
+      asked = true;
+      return new Promise(() => {});
+    };
+    const proxy = await startNetworkProxy(proxyOptions({ decider, deciderTimeoutMs: 60_000 }));
     const abort = new AbortController();
     const iterating = (async () => {
       const seen: NetworkDenial[] = [];
@@ -453,7 +456,8 @@ describe('live denials and shutdown', () => {
       `http://127.0.0.1:${proxy.httpAddress?.port}`,
       `http://other.test:${origin.port}/wait`,
     ]);
-    await waitFor(() => proxy.activeConnections > 0, { what: 'the waiting request' });
+    // Waiting for the decider, not merely connected (a request not yet parsed gets no 403).
+    await waitFor(() => asked, { what: 'the waiting request' });
     await proxy.close();
     await proxy.close();
     const result = await waiting;

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ExecError } from '@execd/protocol';
 import { afterEach, beforeEach, describe, expect, inject, test } from 'vitest';
@@ -84,12 +84,12 @@ describe('a command in bwrap --unshare-net behind the managed network', () => {
     await using elsewhere = await startOrigin();
     const port = origin.port;
     const script = [
-      `curl -sS http://allowed.test:${port}/via-proxy; echo; echo allowed=$?`,
-      `curl -sS http://denied.test:${port}/nope; echo; echo denied=$?`,
-      `curl -sS -x "$ALL_PROXY" http://allowed.test:${port}/via-socks; echo; echo socks=$?`,
+      `curl -sS http://allowed.test:${port}/via-proxy; c=$?; echo; echo allowed=$c`,
+      `curl -sS http://denied.test:${port}/nope; c=$?; echo; echo denied=$c`,
+      `curl -sS -x "$ALL_PROXY" http://allowed.test:${port}/via-socks; c=$?; echo; echo socks=$c`,
       `curl -sS --noproxy '*' --max-time 10 http://127.0.0.1:${elsewhere.port}/bypass; echo bypass=$?`,
       `curl -sS --noproxy '*' --max-time 10 http://allowed.test:${port}/dns; echo dns=$?`,
-      `curl -sS http://127.0.0.1:${port}/mirror; echo; echo mirror=$?`,
+      `curl -sS http://127.0.0.1:${port}/mirror; c=$?; echo; echo mirror=$c`,
       `echo marker=$CODEX_NETWORK_PROXY_ACTIVE`,
       `tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ','; echo`,
     ].join('\n');
@@ -126,7 +126,7 @@ describe('a command in bwrap --unshare-net behind the managed network', () => {
     await using cert = await makeCertificate(['allowed.test']);
     await using secure = await startTlsOrigin(cert);
     const script = [
-      `curl -sS --cacert ${cert.certPath} https://allowed.test:${secure.port}/tls; echo; echo tls=$?`,
+      `curl -sS --cacert ${cert.certPath} https://allowed.test:${secure.port}/tls; c=$?; echo; echo tls=$c`,
       `curl -sS https://allowed.test:${secure.port}/untrusted >/dev/null 2>&1; echo untrusted=$?`,
     ].join('\n');
     const { stdout, stderr } = await runSandboxed(script, { loopbackPorts: [secure.port] });
@@ -164,17 +164,24 @@ describe('a command in bwrap --unshare-net behind the managed network', () => {
   });
 
   test('an unprivileged user gets the same managed network', async () => {
-    const result = await run('setpriv', [
-      '--reuid=65534',
-      '--regid=65534',
-      '--clear-groups',
-      process.execPath,
-      FIXTURE,
-      indexBundle,
-      bridgeScript,
-      String(origin.port),
-      'curl',
-    ]);
+    // Its sockets go to $XDG_RUNTIME_DIR/execd: a 0700 folder of its own, outside every temp folder.
+    const runtimeDir = await mkdtemp('/run/execd-test-runtime-');
+    await chown(runtimeDir, 65534, 65534);
+    const result = await run(
+      'setpriv',
+      [
+        '--reuid=65534',
+        '--regid=65534',
+        '--clear-groups',
+        process.execPath,
+        FIXTURE,
+        indexBundle,
+        bridgeScript,
+        String(origin.port),
+        'curl',
+      ],
+      { ...process.env, XDG_RUNTIME_DIR: runtimeDir },
+    ).finally(() => rm(runtimeDir, { recursive: true, force: true }));
     expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '{}') as {
       output: string;

@@ -1,39 +1,15 @@
 // The `proxied` network mode with real bubblewrap, a real managed-network proxy and bridge, and
 // real local servers: what the command can reach, what it cannot, and that nothing outlives it.
 import { existsSync } from 'node:fs';
-import { createServer as createHttpServer, type Server } from 'node:http';
-import { type AddressInfo, createServer } from 'node:net';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createStaticResolver, type NetworkProxy, startNetworkProxy } from '@execd/network-proxy';
 import { ExecError, type SandboxContext } from '@execd/protocol';
 import { isProcessAlive } from '@execd/pty-utils';
+import { type Origin, startOrigin } from '@execd/test-kit';
 import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { type SpawnResult, sandboxFromContext, spawnProcess } from '../src/index.ts';
 import { childEnv, expectNoChildren, requireBwrap, tempDir, waitFor } from './helpers/index.ts';
-
-interface Origin {
-  readonly port: number;
-  readonly requests: () => number;
-  close(): Promise<void>;
-}
-
-/** An HTTP server on 127.0.0.1:0 answering `hello <Host><path>`. */
-async function startOrigin(): Promise<Origin> {
-  let requests = 0;
-  const server: Server = createHttpServer((req, res) => {
-    requests++;
-    res.end(`hello ${req.headers.host}${req.url}`);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    requests: () => requests,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 let origin: Origin;
 let proxy: NetworkProxy;
@@ -132,7 +108,7 @@ describe('proxied network under bubblewrap', () => {
         disabled: 'unset',
         proxy: 'http://127.0.0.1:3128',
       });
-      expect(elsewhere.requests()).toBe(0);
+      expect(elsewhere.requests).toBe(0);
       expect(proxy.denials()).toEqual([
         expect.objectContaining({ host: 'denied.test', protocol: 'http', reason: 'denied' }),
       ]);
@@ -229,7 +205,7 @@ describe('proxied network under bubblewrap', () => {
       if (chunk.stream === 'stdout') stdout += Buffer.from(chunk.bytes);
     await child.closed;
     expect(codes(stdout)).toMatchObject({ curl: '7', disabled: '1', proxy: 'unset' });
-    expect(origin.requests()).toBe(0);
+    expect(origin.requests).toBe(0);
   });
 
   test('a user-namespace bridge (what a non-root executor gets) works too', async () => {

@@ -1,5 +1,5 @@
 import type { EnvironmentInfo, ExecParams } from '@execd/protocol';
-import { localEnvironmentInfo } from '../server/environment-info.ts';
+import { localEnvironmentInfo, resourceLimitsInfo } from '../server/environment-info.ts';
 import type { ExecBackend } from '../types.ts';
 import { LocalExecProcess } from './local-exec-process.ts';
 import { LocalProcessTable, type LocalProcessTableOptions } from './local-process-table.ts';
@@ -17,10 +17,12 @@ export class LocalBackend implements ExecBackend {
   readonly table: LocalProcessTable;
   // Aborted by close(): ends the followers of every handle this backend gave out.
   readonly #closed = new AbortController();
+  readonly #commandLimits: LocalBackendOptions['commandLimits'];
   #closing: Promise<void> | undefined;
 
   constructor(options: LocalBackendOptions = {}) {
     this.table = new LocalProcessTable(options);
+    this.#commandLimits = options.commandLimits;
   }
 
   /** Starts a process (same validation and errors as `process/start`). */
@@ -34,7 +36,7 @@ export class LocalBackend implements ExecBackend {
 
   /** This host, as `environment/info` describes it. */
   async environmentInfo(): Promise<EnvironmentInfo> {
-    return localEnvironmentInfo();
+    return localEnvironmentInfo({ resourceLimits: await resourceLimitsInfo(this.#commandLimits) });
   }
 
   /** Ends every handle's followers and kills every process tree. Idempotent. */

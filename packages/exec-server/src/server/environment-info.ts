@@ -1,5 +1,11 @@
 import { basename, isAbsolute, resolve } from 'node:path';
-import { type EnvironmentInfo, pathToFileUri } from '@execd/protocol';
+import { type EnvironmentInfo, type Logger, pathToFileUri } from '@execd/protocol';
+import {
+  type CommandLimits,
+  DEFAULT_COMMAND_LIMITS,
+  describeLimitsInForce,
+  detectResourceControl,
+} from '@execd/sandboxing';
 
 /** The shell reported when `$SHELL` is unset or not an absolute path. */
 const FALLBACK_SHELL_PATH = '/bin/sh';
@@ -28,6 +34,27 @@ export interface LocalEnvironmentInfoOptions {
   readonly cwd?: string;
   /** Overrides merged over {@link DEFAULT_CAPABILITIES}. */
   readonly capabilities?: Partial<EnvironmentInfo['capabilities']>;
+  /** The resource limits of sandboxed commands (see {@link resourceLimitsInfo}). */
+  readonly resourceLimits?: EnvironmentInfo['resourceLimits'];
+}
+
+/**
+ * The `resourceLimits` of `environment/info`: which cgroup hierarchy this executor uses for its
+ * sandboxed commands' limits (found once, at start), and what is in force.
+ */
+export async function resourceLimitsInfo(
+  limits: CommandLimits | false | undefined,
+  logger?: Logger,
+): Promise<EnvironmentInfo['resourceLimits']> {
+  if (process.platform !== 'linux') return undefined;
+  const control = await detectResourceControl(logger === undefined ? {} : { logger });
+  const inForce = limits === false ? {} : (limits ?? DEFAULT_COMMAND_LIMITS);
+  return {
+    kind: control.kind,
+    controllers: [...control.controllers],
+    summary: limits === false ? 'limits turned off' : describeLimitsInForce(control, inForce),
+    reason: control.reason,
+  };
 }
 
 function toUri(path: string, cwd: string): string | undefined {
@@ -64,6 +91,7 @@ export function localEnvironmentInfo(options: LocalEnvironmentInfoOptions = {}):
     temporaryDirectories,
     tempDir,
     capabilities: { ...DEFAULT_CAPABILITIES, ...options.capabilities },
+    ...(options.resourceLimits === undefined ? {} : { resourceLimits: options.resourceLimits }),
   };
   return info;
 }

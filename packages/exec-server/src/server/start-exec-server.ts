@@ -2,7 +2,7 @@ import { type EnvironmentInfo, ExecError, MAX_FRAME_BYTES } from '@execd/protoco
 import { LocalProcessTable, type LocalProcessTableOptions } from '../local/index.ts';
 import { BearerTokenVerifier } from './auth.ts';
 import { ConnectionProcessor, type ConnectionTransport } from './connection-processor.ts';
-import { localEnvironmentInfo } from './environment-info.ts';
+import { localEnvironmentInfo, resourceLimitsInfo } from './environment-info.ts';
 import { DEFAULT_LISTEN_URL, isLoopbackAddress, parseListenUrl } from './listen-url.ts';
 import type { LocalPeerCheck } from './local-peer.ts';
 import { type Logger, NOOP_LOGGER } from './logger.ts';
@@ -169,7 +169,12 @@ export async function startExecServer(options: ExecServerOptions = {}): Promise<
     metrics,
   });
   metrics.bindSessions(() => registry.snapshot());
-  const environmentInfo = options.environmentInfo ?? (() => localEnvironmentInfo());
+  // Found once, at start: which cgroups enforce the sandboxed commands' limits (or why none do).
+  const resourceLimits =
+    options.environmentInfo === undefined && options.createProcessTable === undefined
+      ? await resourceLimitsInfo(options.processTable?.commandLimits, logger)
+      : undefined;
+  const environmentInfo = options.environmentInfo ?? (() => localEnvironmentInfo({ resourceLimits }));
   const open = <TTransport extends ConnectionTransport & { attach(processor: ConnectionProcessor): void }>(
     transport: TTransport,
   ): ConnectionProcessor => {

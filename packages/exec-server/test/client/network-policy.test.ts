@@ -123,7 +123,7 @@ describe.each(['msgpack', 'json'] as CodecName[])('client network policy (%s)', 
       }),
     ]);
     expect(proc.networkDenials()).toEqual([]);
-    expect(origin.requests()).toBe(1);
+    expect(origin.requests).toBe(1);
   });
 
   test('the client decider denies: the command gets the 403 text, the process a denial record', async () => {
@@ -149,7 +149,7 @@ describe.each(['msgpack', 'json'] as CodecName[])('client network policy (%s)', 
         timestampMs: expect.any(Number),
       },
     ]);
-    expect(origin.requests()).toBe(0);
+    expect(origin.requests).toBe(0);
   });
 });
 

@@ -1,39 +1,13 @@
 // Helpers of the managed-network (`proxied`) tests: local origin servers, requests through a
 // proxy's Unix socket, and checks that no proxy listener or bridge process is left behind.
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type IncomingHttpHeaders, request } from 'node:http';
 import { createStaticResolver, type NetworkResolver } from '@execd/network-proxy';
 import { fromUtf8 } from '@execd/protocol';
 import { waitFor } from '../helpers/wait-for.ts';
 
-/** An HTTP server on 127.0.0.1:0 answering `hello <Host><path>`. */
-export interface Origin extends AsyncDisposable {
-  readonly port: number;
-  /** Requests served so far. */
-  readonly requests: () => number;
-  close(): Promise<void>;
-}
-
-/** Starts an {@link Origin}. */
-export async function startOrigin(): Promise<Origin> {
-  let requests = 0;
-  const server: Server = createServer((req, res) => {
-    requests++;
-    res.end(`hello ${req.headers.host}${req.url}`);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const close = async (): Promise<void> => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  };
-  return {
-    port: (server.address() as AddressInfo).port,
-    requests: () => requests,
-    close,
-    [Symbol.asyncDispose]: close,
-  };
-}
+// Origins live in a child process: the proxy never connects to its executor's (this process's) ports.
+export { type Origin, startOrigin } from '@execd/test-kit';
 
 /** Maps the test names to 127.0.0.1 (like `--add-host`); the real network is never used. */
 export const TEST_RESOLVER: NetworkResolver = createStaticResolver({

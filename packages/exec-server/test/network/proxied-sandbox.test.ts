@@ -112,7 +112,7 @@ describe('process/start with network: proxied', () => {
     expect(text).toContain(`execd network proxy: denied.test:${port} is denied by the network policy`);
     expect(text).toContain('CONNECT tunnel failed, response 403');
     expect(codes(text)).toMatchObject({ allowed: '0', denied: '0', connect: '56', bypass: '7', active: '1' });
-    expect(elsewhere.requests()).toBe(0);
+    expect(elsewhere.requests).toBe(0);
     expect(read).toMatchObject({ exitCode: 0, sandboxDenied: false });
     const decisions = notifications.flatMap((n) => (n.method === 'network/policyDecision' ? [n.params] : []));
     expect(decisions.map((d) => [d.request.protocol, d.request.host, d.decision, d.reason])).toEqual([

@@ -1,8 +1,28 @@
 /**
  * The contract between `startBridge` (executor side) and the bridge process (`dist/bridge.js`),
- * which receives its config as one JSON argument and prints `BRIDGE_READY_LINE` once listening.
- * Kept free of imports so the bridge bundle stays tiny and starts fast.
+ * which receives its config as one JSON argument, the proxy's secret as the first line of its
+ * stdin (hex), the proxy's socket folder as fd `BRIDGE_DIR_FD`, and prints `BRIDGE_READY_LINE`
+ * once listening. Kept free of imports so the bridge bundle stays tiny and starts fast.
  */
+
+/**
+ * Length of the secret the proxy writes first on every bridge connection. 32 random bytes: not
+ * guessable, and short enough to arrive in the first read.
+ */
+export const BRIDGE_SECRET_BYTES = 32;
+
+/**
+ * The bridge's file descriptor for the proxy's socket folder (opened by the executor and
+ * inherited). Socket paths in the config go through it (`/proc/self/fd/3/http-bridge.sock`), so
+ * the folder is never looked up by name again after the executor opened it.
+ */
+export const BRIDGE_DIR_FD = 3;
+
+/**
+ * How long the bridge waits for the proxy's secret on a new connection before giving up on it.
+ * The proxy writes it as soon as it accepts, so only a peer that is not the proxy waits this long.
+ */
+export const BRIDGE_GREETING_TIMEOUT_MS = 10_000;
 
 /** Where one bridge port leads. */
 export type BridgeTarget =

@@ -1,25 +1,45 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { BRIDGE_READY_LINE, type BridgeConfig } from './bridge-config.ts';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { BRIDGE_DIR_FD, BRIDGE_READY_LINE, type BridgeConfig } from './bridge-config.ts';
+import { TRUSTED_PATH } from './executables.ts';
 
 /** Bytes of the bridge's stderr kept for error messages. */
 const STDERR_KEEP_BYTES = 4_096;
 
 /**
- * Brings up `lo` in the new namespace (a fresh network namespace has it down), then execs the
- * bridge. Positional parameters: the node binary, the bridge script, the JSON config.
+ * Brings up `lo` in the new namespace (a fresh network namespace has it down) with the `ip` or
+ * `ifconfig` given by absolute path (an empty argument: not installed), then execs the bridge.
+ * Positional parameters: ip, ifconfig, the node binary, the bridge script, the JSON config.
  */
 const HOLDER_SCRIPT =
-  'ip link set dev lo up 2>/dev/null || ifconfig lo up 2>/dev/null || ' +
+  'ip=$1 ifc=$2; shift 2; ' +
+  '{ [ -n "$ip" ] && "$ip" link set dev lo up 2>/dev/null; } || ' +
+  '{ [ -n "$ifc" ] && "$ifc" lo up 2>/dev/null; } || ' +
   '{ echo "cannot bring up the loopback interface (needs ip from iproute2, or ifconfig)" >&2; exit 97; }; exec "$@"';
+
+/** Absolute paths of the programs the launch runs (see `trustedExecutable`). */
+export interface BridgeHelpers {
+  readonly unshare: string;
+  readonly sh: string;
+  /** `ip` (iproute2), if installed in a trusted folder. */
+  readonly ip: string | undefined;
+  /** `ifconfig` (net-tools), if installed in a trusted folder. */
+  readonly ifconfig: string | undefined;
+}
 
 /** How to launch the bridge process. */
 export interface LaunchBridgeOptions {
-  readonly unshare: string;
+  readonly helpers: BridgeHelpers;
   /** Also create a user namespace (mapping the current uid/gid to themselves). */
   readonly userNamespace: boolean;
   readonly nodePath: string;
   readonly script: string;
   readonly config: BridgeConfig;
+  /** The proxy's socket folder, handed to the bridge as an open fd (`BRIDGE_DIR_FD`). */
+  readonly socketDir: string;
+  /** The proxy's greeting secret, written as the first line of the bridge's stdin. */
+  readonly secret: Buffer;
   readonly startTimeoutMs: number;
 }
 
@@ -32,10 +52,21 @@ export interface LaunchedBridge {
   stderr(): string;
 }
 
+/** Spawns `unshare` with `dirFd` as the child's fd 3 and a fixed environment. */
+function spawnUnshare(unshare: string, argv: readonly string[], dirFd: number): ChildProcess {
+  const stdio: ('pipe' | number)[] = ['pipe', 'pipe', 'pipe'];
+  while (stdio.length < BRIDGE_DIR_FD) stdio.push('pipe');
+  stdio[BRIDGE_DIR_FD] = dirFd;
+  // Nothing of the executor's environment (PATH, NODE_OPTIONS, ...) steers the bridge.
+  return spawn(unshare, [...argv], { stdio, env: { PATH: TRUSTED_PATH } });
+}
+
 /**
- * `unshare [--map-user=U --map-group=G --keep-caps] --net -- sh -c HOLDER node bridge.js CONFIG`;
- * resolves once the bridge listens. Rejects with an Error whose message carries the bridge's
- * stderr (or why it did not start) after killing and reaping it.
+ * `unshare [--map-user=U --map-group=G --keep-caps] --net -- sh -c HOLDER sh IP IFCONFIG node
+ * bridge.js CONFIG`, every program by absolute path from trusted folders; the secret goes on stdin
+ * (never argv or the environment) and the socket folder as fd 3. Resolves once the bridge listens.
+ * Rejects with an Error whose message carries the bridge's stderr (or why it did not start) after
+ * killing and reaping it.
  */
 export async function launchBridge(options: LaunchBridgeOptions): Promise<LaunchedBridge> {
   const uid = process.getuid?.() ?? 0;
@@ -43,9 +74,19 @@ export async function launchBridge(options: LaunchBridgeOptions): Promise<Launch
   const namespaces = options.userNamespace
     ? [`--map-user=${uid}`, `--map-group=${gid}`, '--net', '--keep-caps']
     : ['--net'];
-  const argv = [...namespaces, '--', '/bin/sh', '-c', HOLDER_SCRIPT, 'sh'];
+  const { helpers } = options;
+  const argv = [...namespaces, '--', helpers.sh, '-c', HOLDER_SCRIPT, 'sh'];
+  argv.push(helpers.ip ?? '', helpers.ifconfig ?? '');
   argv.push(options.nodePath, options.script, JSON.stringify(options.config));
-  const child = spawn(options.unshare, argv, { stdio: ['pipe', 'pipe', 'pipe'] });
+  const dir = await open(options.socketDir, constants.O_RDONLY | constants.O_DIRECTORY);
+  let child: ChildProcess;
+  try {
+    child = spawnUnshare(helpers.unshare, argv, dir.fd);
+  } finally {
+    // The child has its own copy. Not awaited: no await may come before the listeners below are
+    // attached, or a bridge that fails at once (no namespaces allowed) could close unseen.
+    void dir.close().catch(() => {});
+  }
   // 'close', not 'exit': the stdio pipes are closed too, so nothing of the bridge stays open.
   const exited = new Promise<void>((resolve) => {
     child.once('close', () => resolve());
@@ -59,6 +100,7 @@ export async function launchBridge(options: LaunchBridgeOptions): Promise<Launch
     stderr = (stderr + text).slice(-STDERR_KEEP_BYTES);
   });
   child.stdin?.on('error', () => {});
+  child.stdin?.write(`${options.secret.toString('hex')}\n`);
   try {
     await waitReady(child, options.startTimeoutMs);
   } catch (error) {

@@ -1,11 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { ExecError, RpcError } from '@execd/protocol';
+import { bridgeEndpointOf } from '../internal/bridge-endpoint.ts';
 import { type Logger, NOOP_LOGGER } from '../logger.ts';
 import type { NetworkProxy } from '../network-proxy.ts';
-import type { BridgeListener } from './bridge-config.ts';
+import { BRIDGE_DIR_FD, type BridgeListener } from './bridge-config.ts';
 import { shareBridgeNetwork } from './bwrap-argv.ts';
-import { defaultBridgeScript, findExecutable } from './executables.ts';
-import { type LaunchedBridge, launchBridge } from './launch-bridge.ts';
+import { defaultBridgeScript, TRUSTED_SYSTEM_DIRS, trustedExecutable } from './executables.ts';
+import { type BridgeHelpers, type LaunchedBridge, launchBridge } from './launch-bridge.ts';
 import { proxyEnvironment } from './proxy-env.ts';
 
 /** Port of the HTTP proxy inside the sandbox (the conventional proxy port, as the original's default). */
@@ -33,7 +34,7 @@ export interface StartBridgeOptions {
   readonly userNamespace?: boolean | undefined;
   /** The bridge script (default: `dist/bridge.js` of this package). */
   readonly bridgeScript?: string | undefined;
-  /** The node binary that runs the bridge (default `process.execPath`). */
+  /** The node binary that runs the bridge (default `process.execPath`, never looked up on PATH). */
   readonly nodePath?: string | undefined;
   /** Default `BRIDGE_START_TIMEOUT_MS`. */
   readonly startTimeoutMs?: number | undefined;
@@ -47,11 +48,35 @@ function pickPort(wanted: number, taken: ReadonlySet<number>): number {
   return port;
 }
 
-function required(name: string, pkg: string): string {
-  const path = findExecutable(name);
-  if (path === undefined)
-    throw new ExecError('spawnFailed', `${name} not found: the managed network needs ${pkg}`);
+const TRUSTED_DIRS_TEXT = `${TRUSTED_SYSTEM_DIRS.join(', ')} (or a root-owned /usr/local/{sbin,bin})`;
+
+async function required(name: string, pkg: string): Promise<string> {
+  const path = await trustedExecutable(name);
+  if (path === undefined) {
+    throw new ExecError(
+      'spawnFailed',
+      `${name} not found in ${TRUSTED_DIRS_TEXT}: the managed network needs ${pkg}`,
+    );
+  }
   return path;
+}
+
+/** Every helper the launch runs, from trusted system folders only (never `$PATH`; cached). */
+async function bridgeHelpers(): Promise<BridgeHelpers & { readonly nsenter: string }> {
+  const [unshare, nsenter, sh, ip, ifconfig] = await Promise.all([
+    required('unshare', 'util-linux (unshare)'),
+    required('nsenter', 'util-linux (nsenter)'),
+    required('sh', 'a POSIX shell'),
+    trustedExecutable('ip'),
+    trustedExecutable('ifconfig'),
+  ]);
+  if (ip === undefined && ifconfig === undefined) {
+    throw new ExecError(
+      'spawnFailed',
+      `neither ip (iproute2) nor ifconfig found in ${TRUSTED_DIRS_TEXT}: the managed network needs one`,
+    );
+  }
+  return { unshare, nsenter, sh, ip, ifconfig };
 }
 
 /**
@@ -138,10 +163,13 @@ export class NetworkBridge implements AsyncDisposable {
 /**
  * Creates a fresh network namespace held by the bridge process (`unshare --net`, plus a user
  * namespace when not root), brings up its loopback interface, and starts the bridge in it:
- * 127.0.0.1:`httpPort` leads to the proxy's HTTP socket, 127.0.0.1:`socksPort` to its SOCKS5
- * socket, and each loopback port P to the host's 127.0.0.1:P through the proxy. Resolves once
- * every listener is ready, so a command started afterwards never races the bridge.
- * Fails with `ExecError('spawnFailed')` naming the cause (missing util-linux, no namespaces...).
+ * 127.0.0.1:`httpPort` leads to the proxy's HTTP bridge socket, 127.0.0.1:`socksPort` to its
+ * SOCKS5 bridge socket, and each loopback port P to the host's 127.0.0.1:P through the proxy.
+ * Helpers come from system folders only (never `$PATH`); the bridge gets the proxy's greeting
+ * secret on stdin and its socket folder as an open fd, and forwards nothing to a socket that did
+ * not greet with that secret. Resolves once every listener is ready, so a command started
+ * afterwards never races the bridge. Fails with `ExecError('spawnFailed')` naming the cause
+ * (missing util-linux, no namespaces...).
  */
 export async function startBridge(options: StartBridgeOptions): Promise<NetworkBridge> {
   const logger = options.logger ?? NOOP_LOGGER;
@@ -152,17 +180,20 @@ export async function startBridge(options: StartBridgeOptions): Promise<NetworkB
   const httpPort = pickPort(options.httpPort ?? DEFAULT_BRIDGE_HTTP_PORT, taken);
   taken.add(httpPort);
   const socksPort = pickPort(options.socksPort ?? DEFAULT_BRIDGE_SOCKS_PORT, taken);
-  const unshare = required('unshare', 'util-linux (unshare)');
-  const nsenter = required('nsenter', 'util-linux (nsenter)');
+  const endpoint = bridgeEndpointOf(proxy);
+  if (endpoint === undefined)
+    throw new ExecError('spawnFailed', 'not a network proxy from startNetworkProxy');
+  const helpers = await bridgeHelpers();
   const script = options.bridgeScript ?? defaultBridgeScript();
   if (script === undefined)
     throw new ExecError('spawnFailed', 'dist/bridge.js not found: build @execd/network-proxy');
+  // Through the folder fd the bridge inherits: the folder is never looked up by name again.
+  const viaDirFd = (name: string): string => `/proc/self/fd/${BRIDGE_DIR_FD}/${name}`;
+  const httpPath = viaDirFd(endpoint.httpSocketName);
   const listeners: BridgeListener[] = [
-    { port: httpPort, target: { kind: 'unix', path: proxy.httpSocketPath } },
-    { port: socksPort, target: { kind: 'unix', path: proxy.socksSocketPath } },
-    ...loopbackPorts.map(
-      (port) => ({ port, target: { kind: 'tunnel', path: proxy.httpSocketPath, port } }) as const,
-    ),
+    { port: httpPort, target: { kind: 'unix', path: httpPath } },
+    { port: socksPort, target: { kind: 'unix', path: viaDirFd(endpoint.socksSocketName) } },
+    ...loopbackPorts.map((port) => ({ port, target: { kind: 'tunnel', path: httpPath, port } }) as const),
   ];
   // Root creates a plain network namespace; without CAP_SYS_ADMIN (non-root, or root in a
   // container) a user namespace is needed. Unless told, root falls back to the latter.
@@ -173,11 +204,13 @@ export async function startBridge(options: StartBridgeOptions): Promise<NetworkB
   for (const userNamespace of modes) {
     try {
       const launched = await launchBridge({
-        unshare,
+        helpers,
         userNamespace,
         nodePath: options.nodePath ?? process.execPath,
         script,
         config: { listeners },
+        socketDir: endpoint.socketDir,
+        secret: endpoint.secret,
         startTimeoutMs: options.startTimeoutMs ?? BRIDGE_START_TIMEOUT_MS,
       });
       logger.debug('network bridge ready', {
@@ -192,7 +225,7 @@ export async function startBridge(options: StartBridgeOptions): Promise<NetworkB
         httpPort,
         socksPort,
         loopbackPorts,
-        nsenter,
+        nsenter: helpers.nsenter,
         userNamespace,
         logger,
       });

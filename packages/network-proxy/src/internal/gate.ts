@@ -6,6 +6,7 @@ import type { NetworkPolicy } from '../policy/network-policy.ts';
 import type { NetworkDenial, NetworkDenialReason, NetworkProtocol, NetworkRequestInfo } from '../records.ts';
 import type { NetworkResolver } from '../resolver.ts';
 import type { DecisionLog } from './decision-log.ts';
+import { executorPortTarget } from './executor-ports.ts';
 import { denialMessage, formatTarget } from './messages.ts';
 
 /** The addresses `localhost` means; never resolved through DNS or /etc/hosts. */
@@ -20,13 +21,17 @@ export type Authorization =
   /** Allowed, but the name did not resolve; answer 502 / SOCKS 0x04. */
   | { readonly ok: false; readonly denial?: undefined; readonly unresolved: string };
 
-/** Runs rules, decider, resolution and the resolved-address check; records exactly one decision. */
+/**
+ * Runs rules, decider, resolution, the resolved-address check and the executor-port check;
+ * records exactly one decision.
+ */
 export class Gate {
   readonly #policy: NetworkPolicy;
   readonly #decider: DeciderCache | undefined;
   readonly #resolver: NetworkResolver;
   readonly #log: DecisionLog;
   readonly #logger: Logger;
+  readonly #reservedPorts: ReadonlySet<number>;
 
   constructor(options: {
     policy: NetworkPolicy;
@@ -34,12 +39,15 @@ export class Gate {
     resolver: NetworkResolver;
     log: DecisionLog;
     logger: Logger;
+    /** Ports never reached on a local address, besides the executor's own listening ports. */
+    reservedPorts: ReadonlySet<number>;
   }) {
     this.#policy = options.policy;
     this.#decider = options.decider;
     this.#resolver = options.resolver;
     this.#log = options.log;
     this.#logger = options.logger;
+    this.#reservedPorts = options.reservedPorts;
   }
 
   async authorize(protocol: NetworkProtocol, rawHost: string, port: number): Promise<Authorization> {
@@ -61,22 +69,30 @@ export class Gate {
     } else {
       return this.#deny(request, 'notAllowed', 'no-match', undefined);
     }
-    if (isIP(host) !== 0) return this.#allow(request, rule, [host]);
-    if (isLocalhostName(host)) return this.#allow(request, rule, LOCALHOST_ADDRESSES);
     let addresses: readonly string[];
-    try {
-      addresses = (await this.#resolver(host)).filter((address) => isIP(address) !== 0);
-    } catch (error) {
-      this.#logger.debug('network proxy could not resolve host', { host, error });
-      addresses = [];
+    if (isIP(host) !== 0) addresses = [host];
+    else if (isLocalhostName(host)) addresses = LOCALHOST_ADDRESSES;
+    else {
+      try {
+        addresses = (await this.#resolver(host)).filter((address) => isIP(address) !== 0);
+      } catch (error) {
+        this.#logger.debug('network proxy could not resolve host', { host, error });
+        addresses = [];
+      }
+      if (addresses.length === 0) {
+        this.#record(request, rule);
+        return { ok: false, unresolved: `cannot resolve ${host}` };
+      }
+      const checked = this.#policy.checkAddresses(addresses, port, { host, rule });
+      if (!checked.ok)
+        return this.#deny(request, 'notAllowedLocal', checked.rule, `it resolved to ${checked.address}`);
     }
-    if (addresses.length === 0) {
-      this.#record(request, rule);
-      return { ok: false, unresolved: `cannot resolve ${host}` };
+    // Whatever the lists say: never the executor's own ports on this host (its server, its proxy).
+    const own = await executorPortTarget(addresses, port, this.#reservedPorts);
+    if (own !== undefined) {
+      const detail = `${formatTarget(own, port)} is a port of the execd executor itself`;
+      return this.#deny(request, 'notAllowedLocal', `executor-port:${port}`, detail);
     }
-    const checked = this.#policy.checkAddresses(addresses, port);
-    if (!checked.ok)
-      return this.#deny(request, 'notAllowedLocal', checked.rule, `it resolved to ${checked.address}`);
     return this.#allow(request, rule, addresses);
   }
 

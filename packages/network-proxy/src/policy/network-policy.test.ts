@@ -84,11 +84,30 @@ describe('NetworkPolicy.evaluate', () => {
     expect(new NetworkPolicy().evaluate('example.com', 443)).toEqual({ kind: 'noMatch' });
   });
 
-  test('allowLocalAddresses lets allow patterns cover local destinations', () => {
+  test('allowLocalAddresses lets allow patterns other than "*" cover local destinations', () => {
+    const open = new NetworkPolicy({ allowedDomains: ['**.localhost'], allowLocalAddresses: true });
+    expect(open.evaluate('app.localhost', 80)).toEqual({ kind: 'allow', rule: 'allow:**.localhost' });
+    const closed = new NetworkPolicy({ allowedDomains: ['**.localhost'] });
+    expect(closed.evaluate('app.localhost', 80)).toMatchObject({ reason: 'notAllowedLocal' });
+  });
+
+  test('"*" never opens local destinations, even with allowLocalAddresses (README step 2)', () => {
     const open = new NetworkPolicy({ allowedDomains: ['*'], allowLocalAddresses: true });
-    expect(open.evaluate('192.168.0.1', 80)).toEqual({ kind: 'allow', rule: 'allow:*' });
+    for (const host of ['127.0.0.1', '::1', 'localhost', '169.254.169.254', 'fe80::1', '192.168.0.1']) {
+      expect(open.evaluate(host, 80)).toEqual({
+        kind: 'deny',
+        reason: 'notAllowedLocal',
+        rule: 'local-address',
+      });
+    }
+    expect(open.evaluate('example.com', 80)).toEqual({ kind: 'allow', rule: 'allow:*' });
+  });
+
+  test('a local destination no rule allows is denied, not left to the decider', () => {
     expect(new NetworkPolicy({ allowLocalAddresses: true }).evaluate('192.168.0.1', 80)).toEqual({
-      kind: 'noMatch',
+      kind: 'deny',
+      reason: 'notAllowedLocal',
+      rule: 'local-address',
     });
   });
 
@@ -111,6 +130,21 @@ describe('NetworkPolicy.checkAddresses (DNS rebinding)', () => {
       address: '192.168.1.1',
       rule: 'resolved-local-address:192.168.1.1',
     });
+  });
+
+  test('allowLocalAddresses opens resolved local addresses only for names not allowed by "*"', () => {
+    const open = new NetworkPolicy({ allowedDomains: ['*', 'db.corp.test'], allowLocalAddresses: true });
+    const byStar = { host: 'anything.test', rule: 'allow:*' };
+    expect(open.checkAddresses(['127.0.0.1'], 80, byStar)).toMatchObject({ ok: false });
+    expect(open.checkAddresses(['169.254.169.254'], 80, byStar)).toMatchObject({ ok: false });
+    // `*` is listed first, so it is the recorded rule; the specific pattern still counts.
+    expect(open.checkAddresses(['10.0.0.7'], 5432, { host: 'db.corp.test', rule: 'allow:*' })).toEqual({
+      ok: true,
+    });
+    expect(open.checkAddresses(['10.0.0.7'], 80, { host: 'asked.test', rule: 'decider' })).toEqual({
+      ok: true,
+    });
+    expect(open.checkAddresses(['10.0.0.7'], 80)).toMatchObject({ ok: false });
   });
 
   test('loopback passes only on a loopback port; explicit addresses pass', () => {

@@ -12,13 +12,15 @@ export interface NetworkPolicyOptions {
   /**
    * Ports on the host's loopback interface the command may use (`managedNetwork.loopbackPorts`):
    * `127.0.0.1:P`, `[::1]:P` and `localhost:P` are allowed for these ports, and the bridge mirrors
-   * each one into the sandbox so `curl http://127.0.0.1:P` works there too.
+   * each one into the sandbox so `curl http://127.0.0.1:P` works there too. A port the executor
+   * itself listens on stays refused (the proxy checks that after the policy).
    */
   readonly loopbackPorts?: readonly number[] | undefined;
   /**
-   * Allow loopback/private/link-local destinations that an allow pattern matches even when they
-   * are not listed explicitly, including host names that resolve to them (the original's
-   * `allow_local_binding` for its proxy). Default false.
+   * Allow loopback/private/link-local destinations that an allow pattern other than the catch-all
+   * `*` matches even when they are not listed explicitly, including host names (allowed by such a
+   * pattern or by the decider) that resolve to them (the original's `allow_local_binding` for its
+   * proxy). `*` never opens local destinations, with or without this. Default false.
    */
   readonly allowLocalAddresses?: boolean | undefined;
 }
@@ -34,10 +36,11 @@ export type AddressVerdict =
   | { readonly ok: true }
   | { readonly ok: false; readonly address: string; readonly rule: string };
 
-function validatePorts(ports: readonly number[]): ReadonlySet<number> {
+/** Checks a list of TCP ports; throws `RpcError('invalidParams')` naming the option and the value. */
+export function validatePorts(option: string, ports: readonly number[]): ReadonlySet<number> {
   for (const port of ports) {
     if (!Number.isInteger(port) || port < 1 || port > 65535) {
-      throw new RpcError('invalidParams', `loopbackPorts: ${JSON.stringify(port)} is not a port (1-65535)`);
+      throw new RpcError('invalidParams', `${option}: ${JSON.stringify(port)} is not a port (1-65535)`);
     }
   }
   return new Set(ports);
@@ -54,7 +57,7 @@ export class NetworkPolicy {
   constructor(options: NetworkPolicyOptions = {}) {
     this.#allowed = (options.allowedDomains ?? []).map(parseDomainPattern);
     this.#denied = (options.deniedDomains ?? []).map(parseDomainPattern);
-    this.#loopbackPorts = validatePorts(options.loopbackPorts ?? []);
+    this.#loopbackPorts = validatePorts('loopbackPorts', options.loopbackPorts ?? []);
     this.#allowLocalAddresses = options.allowLocalAddresses ?? false;
   }
 
@@ -66,7 +69,9 @@ export class NetworkPolicy {
   /**
    * Applies the rules to a normalised host (see `normalizeHost`) in this order: deny patterns;
    * for IP literals and `localhost`, the local-address rule (loopbackPorts, an exact allow entry,
-   * or `allowLocalAddresses`); allow patterns; otherwise `noMatch` (the decider's turn).
+   * or `allowLocalAddresses` with a matching allow pattern other than `*`; otherwise denied
+   * `notAllowedLocal`, never left to the decider); allow patterns; otherwise `noMatch` (the
+   * decider's turn).
    */
   evaluate(host: string, port: number): RuleVerdict {
     const denied = this.#denied.find((p) => matchesDomainPattern(p, host, port));
@@ -81,8 +86,11 @@ export class NetworkPolicy {
         return { kind: 'allow', rule: 'loopbackPorts' };
       const explicit = this.#explicitEntry(host, port);
       if (explicit) return { kind: 'allow', rule: `allow:${explicit.source}` };
-      if (!this.#allowLocalAddresses)
-        return { kind: 'deny', reason: 'notAllowedLocal', rule: 'local-address' };
+      const specific = this.#allowLocalAddresses
+        ? this.#allowed.find((p) => p.kind !== 'any' && matchesDomainPattern(p, host, port))
+        : undefined;
+      if (specific) return { kind: 'allow', rule: `allow:${specific.source}` };
+      return { kind: 'deny', reason: 'notAllowedLocal', rule: 'local-address' };
     }
     const allowed = this.#allowed.find((p) => matchesDomainPattern(p, host, port));
     return allowed ? { kind: 'allow', rule: `allow:${allowed.source}` } : { kind: 'noMatch' };
@@ -91,13 +99,24 @@ export class NetworkPolicy {
   /**
    * Checks the addresses a host name resolved to, so a public-looking name cannot lead to a
    * loopback or private address (DNS rebinding): each non-public address must be a loopback
-   * address on a loopbackPort, be listed exactly in the allow list, or `allowLocalAddresses` be on.
+   * address on a loopbackPort, be listed exactly in the allow list, or `allowLocalAddresses` be on
+   * and the name (`allowedAs.host`) have been allowed by the decider or match an allow pattern other
+   * than the catch-all `*`. Without `allowedAs`, `allowLocalAddresses` does not apply.
    * The proxy then connects only to these checked addresses.
    */
-  checkAddresses(addresses: readonly string[], port: number): AddressVerdict {
+  checkAddresses(
+    addresses: readonly string[],
+    port: number,
+    allowedAs?: { readonly host: string; readonly rule: string },
+  ): AddressVerdict {
+    const opensLocal =
+      this.#allowLocalAddresses &&
+      allowedAs !== undefined &&
+      (allowedAs.rule === 'decider' ||
+        this.#allowed.some((p) => p.kind !== 'any' && matchesDomainPattern(p, allowedAs.host, port)));
     for (const address of addresses) {
       const addressClass = classifyAddress(address);
-      if (addressClass === 'public' || this.#allowLocalAddresses) continue;
+      if (addressClass === 'public' || opensLocal) continue;
       if (addressClass === 'loopback' && this.#loopbackPorts.has(port)) continue;
       const normalized = normalizeHost(address) ?? address;
       if (this.#explicitEntry(normalized, port)) continue;

@@ -1,4 +1,4 @@
-import type { Server } from 'node:net';
+import type { Server, Socket } from 'node:net';
 
 /** A TCP listen address. */
 export interface ProxyTcpAddress {
@@ -35,4 +35,14 @@ export function tcpAddressOf(server: Server): ProxyTcpAddress {
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('TCP listener has no address');
   return { host: address.address, port: address.port };
+}
+
+/**
+ * Makes `server` write `greeting` first on every connection it accepts, before any protocol
+ * handler runs (the bridge checks it to know it reached the proxy and not a planted socket).
+ */
+export function greetOnConnect(server: Server, greeting: Buffer): void {
+  server.prependListener('connection', (socket: Socket) => {
+    socket.write(greeting);
+  });
 }

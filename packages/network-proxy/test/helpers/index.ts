@@ -2,10 +2,11 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
-import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Origin, startTlsOrigin as startTlsOriginProcess } from '@execd/test-kit';
 
 /** Polls `predicate` until it returns a truthy value or the deadline passes (then throws). */
 export async function waitFor<T>(
@@ -54,41 +55,24 @@ export function openFdCount(): number {
   return readdirSync('/proc/self/fd').length;
 }
 
-/** A local origin server on 127.0.0.1:0 that answers `hello <Host><path>` (POST: echoes the body). */
-export interface Origin extends AsyncDisposable {
-  readonly port: number;
-  readonly requests: number;
-  close(): Promise<void>;
+export { type Origin, startOrigin } from '@execd/test-kit';
+
+/** Starts an HTTPS origin with the given certificate in a child process. */
+export function startTlsOrigin(cert: Certificate): Promise<Origin> {
+  return startTlsOriginProcess(cert);
 }
 
-function answer(req: http.IncomingMessage, res: http.ServerResponse): void {
-  const chunks: Buffer[] = [];
-  req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.on('end', () => {
-    const body =
-      req.method === 'POST' ? Buffer.concat(chunks).toString() : `hello ${req.headers.host}${req.url}`;
-    res.writeHead(200, { 'content-type': 'text/plain', 'x-origin': 'yes' });
-    res.end(body);
-  });
-}
-
-async function serve(server: http.Server | https.Server): Promise<Origin> {
+/**
+ * Starts a plain HTTP server in this process, i.e. on a port of the executor itself (the proxy
+ * must refuse to reach it whatever the policy says).
+ */
+export async function startExecutorServer(host = '127.0.0.1'): Promise<Origin> {
   let requests = 0;
-  server.on('request', (req, res) => {
+  const server = http.createServer((req, res) => {
     requests++;
-    answer(req, res);
+    res.end(`executor ${req.url}`);
   });
-  // `Upgrade: echo`: switch protocols, then echo every byte back.
-  server.on('upgrade', (req: http.IncomingMessage, socket: import('node:stream').Duplex, head: Buffer) => {
-    requests++;
-    socket.on('error', () => socket.destroy());
-    socket.write(
-      `HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\nX-Path: ${req.url}\r\n\r\n`,
-    );
-    if (head.length > 0) socket.write(head);
-    socket.pipe(socket);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   const close = async (): Promise<void> => {
     server.closeAllConnections();
@@ -104,19 +88,10 @@ async function serve(server: http.Server | https.Server): Promise<Origin> {
   };
 }
 
-/** Starts a plain HTTP origin. */
-export function startOrigin(): Promise<Origin> {
-  return serve(http.createServer());
-}
-
-/** Starts an HTTPS origin with the given certificate. */
-export function startTlsOrigin(cert: Certificate): Promise<Origin> {
-  return serve(https.createServer({ cert: cert.cert, key: cert.key }));
-}
-
 /** A self-signed certificate (generated with openssl) and its files. */
 export interface Certificate extends AsyncDisposable {
   readonly certPath: string;
+  readonly keyPath: string;
   readonly cert: string;
   readonly key: string;
 }
@@ -148,7 +123,13 @@ export async function makeCertificate(names: readonly string[]): Promise<Certifi
   ]);
   if (result.code !== 0) throw new Error(`openssl failed (${result.code}): ${result.stderr}`);
   const [cert, key] = await Promise.all([readFile(certPath, 'utf8'), readFile(keyPath, 'utf8')]);
-  return { certPath, cert, key, [Symbol.asyncDispose]: () => rm(dir, { recursive: true, force: true }) };
+  return {
+    certPath,
+    keyPath,
+    cert,
+    key,
+    [Symbol.asyncDispose]: () => rm(dir, { recursive: true, force: true }),
+  };
 }
 
 /** Result of a finished command. */

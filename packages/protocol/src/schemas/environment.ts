@@ -35,6 +35,22 @@ export const EnvironmentInfo = v.object({
   /** Version of the server program (sent by Codex CLI >= 0.169; execd sends its own). */
   executorVersion: opt(v.string()),
   capabilities: v.optional(EnvironmentCapabilities, {}),
+  /**
+   * execd addition: the resource limits sandboxed commands run under on this executor. Absent
+   * from original peers (and from execd on platforms without sandbox limits).
+   */
+  resourceLimits: opt(
+    v.object({
+      /** The cgroup hierarchy that enforces them, or `none` (only the file-size limit applies). */
+      kind: v.picklist(['cgroup2', 'cgroup1', 'none']),
+      /** What the hierarchy can limit: `pids`, `memory`, `cpu` (CPU-time accounting). */
+      controllers: v.array(v.string()),
+      /** One line for people: the limits in force, e.g. `cgroup1 (pids, memory, cpu): at most 1024 …`. */
+      summary: v.string(),
+      /** Why a limit is missing (always set for `none`). */
+      reason: opt(v.string()),
+    }),
+  ),
 });
 export type EnvironmentInfo = v.InferOutput<typeof EnvironmentInfo>;
 

@@ -1,7 +1,6 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createStaticResolver } from '@execd/network-proxy';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type Origin, startOrigin } from '@execd/test-kit';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { ApprovalDecision, ApprovalRequest } from '../../src/index.ts';
 import { createHarness, type HarnessMode } from '../helpers/harness.ts';
 
@@ -16,17 +15,15 @@ const RESOLVER = createStaticResolver({
 /** A managed network: allow/deny patterns, and unknown hosts put to the Approver (purpose `network`). */
 export function defineNetworkScenarios(mode: HarnessMode): void {
   describe.skipIf(process.platform !== 'linux')(`${mode}: managed network`, () => {
-    const server = createServer((request, response) =>
-      response.end(`hello ${request.headers.host}${request.url}`),
-    );
+    // In a child process: the proxy never connects to its executor's (this process's) ports.
+    let origin: Origin;
     let port = 0;
-    beforeAll(async () => {
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      port = (server.address() as AddressInfo).port;
+    beforeEach(async () => {
+      origin = await startOrigin();
+      port = origin.port;
     });
-    afterAll(async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+    afterEach(async () => {
+      await origin.close();
     });
 
     const curl = (host: string): string =>
