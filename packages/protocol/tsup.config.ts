@@ -1,14 +1,12 @@
-import { defineConfig } from 'tsup';
+import { packageBuild } from '../../tsup.base.ts';
 
 // Entries mirror the exports map (and bin) one-to-one.
-export default defineConfig({
-  entry: {
+export default packageBuild(
+  {
     index: 'src/index.ts',
+    'contract/index': 'src/contract/index.ts',
   },
-  format: ['esm'],
-  target: 'node20',
-  platform: 'neutral',
-  dts: true,
-  sourcemap: true,
-  clean: true,
-});
+  {
+    platform: 'neutral',
+  },
+);

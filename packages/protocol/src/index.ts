@@ -1,6 +1,8 @@
 // @execd/protocol: the wire contract shared by execd servers and clients. No Node APIs.
 
+export { abortedBy, untilAborted } from './abort.ts';
 export { decodeBase64, encodeBase64, fromUtf8, isBase64, parseBase64, utf8 } from './bytes.ts';
+export { ChangeSignal } from './change-signal.ts';
 export {
   type Codec,
   type CodecName,

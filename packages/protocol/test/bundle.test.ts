@@ -1,6 +1,7 @@
 // The published bundle must run in browsers: no `node:` imports, no Node builtins, nothing but the
 // declared dependencies (which must themselves be free of Node imports). Reads the built
-// `dist/index.js` (`npm test` builds first; locally: `pnpm exec turbo run build --filter=@execd/protocol`).
+// `dist/index.js` and `dist/contract/index.js` (`npm test` builds first; locally:
+// `pnpm exec turbo run build --filter=@execd/protocol`).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -10,6 +11,8 @@ import { describe, expect, test } from 'vitest';
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BUNDLE = join(PACKAGE_DIR, 'dist', 'index.js');
+/** Every entry of the exports map: the root and `./contract`. */
+const ENTRIES = [BUNDLE, join(PACKAGE_DIR, 'dist', 'contract', 'index.js')];
 const manifest = JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as {
   dependencies: Record<string, string>;
 };
@@ -43,19 +46,22 @@ function bareImports(entry: string): Set<string> {
   return bare;
 }
 
-describe('dist/index.js', () => {
-  test('exists (built before the tests run)', () => {
-    expect(existsSync(BUNDLE), `${BUNDLE} is missing: build the package first`).toBe(true);
+describe('dist/index.js and dist/contract/index.js', () => {
+  test('exist (built before the tests run)', () => {
+    for (const entry of ENTRIES)
+      expect(existsSync(entry), `${entry} is missing: build the package first`).toBe(true);
   });
 
-  test('imports only its declared dependencies, and no Node builtin', () => {
-    const imports = bareImports(BUNDLE);
-    expect(imports.size).toBeGreaterThan(0);
-    for (const specifier of imports) {
-      expect(NODE_BUILTINS.has(specifier), `imports Node builtin ${specifier}`).toBe(false);
-      expect(Object.keys(manifest.dependencies), `imports undeclared ${specifier}`).toContain(specifier);
+  test('import only their declared dependencies, and no Node builtin', () => {
+    for (const entry of ENTRIES) {
+      const imports = bareImports(entry);
+      if (entry === BUNDLE) expect(imports.size).toBeGreaterThan(0);
+      for (const specifier of imports) {
+        expect(NODE_BUILTINS.has(specifier), `imports Node builtin ${specifier}`).toBe(false);
+        expect(Object.keys(manifest.dependencies), `imports undeclared ${specifier}`).toContain(specifier);
+      }
+      expect(readFileSync(entry, 'utf8')).not.toMatch(/["']node:/);
     }
-    expect(readFileSync(BUNDLE, 'utf8')).not.toMatch(/["']node:/);
   });
 
   test('its dependencies import no Node builtin either', () => {

@@ -1,0 +1,34 @@
+// @execd/exec-client: the exec-server client (remote processes, ordered events, session recovery,
+// exactly-once writes, network-policy answering) and the remote ExecBackend. The contract it
+// implements (ExecBackend, ExecProcess, StartOptions, NetworkPolicyDecider, ...) is exported by
+// `@execd/protocol/contract`.
+
+export type { ExecServerClientOptions } from './client-options.ts';
+export { UpgradeRefusedError } from './errors.ts';
+export { type ClientState, ExecServerClient } from './exec-server-client.ts';
+export {
+  CLIENT_EVENT_LOG_MAX_BYTES,
+  CLIENT_EVENT_LOG_MAX_EVENTS,
+  CLIENT_KEEPALIVE_INTERVAL_MS,
+  CONNECT_TIMEOUT_MS,
+  ENVIRONMENT_INFO_TIMEOUT_MS,
+  ENVIRONMENT_STATUS_TIMEOUT_MS,
+  GAP_FILL_DELAY_MS,
+  INITIALIZE_TIMEOUT_MS,
+  MAX_IN_FLIGHT_CALLS,
+  MAX_PENDING_PROCESS_EVENT_BYTES,
+  MAX_PENDING_PROCESS_EVENTS,
+  RECOVERY_INITIAL_DELAY_MS,
+  RECOVERY_MAX_DELAY_MS,
+  REMOTE_NETWORK_DENIALS_MAX,
+  RESERVED_CLEANUP_CALLS,
+  SESSION_RECOVERY_TIMEOUT_MS,
+} from './limits.ts';
+export {
+  DEFAULT_ASK_REASON,
+  DEFAULT_DENY_REASON,
+  type NetworkPolicyDecisionListener,
+  toWireDecision,
+} from './network-policy.ts';
+export { RemoteBackend, type RemoteBackendOptions } from './remote-backend.ts';
+export { type CallOptions, RemoteProcess } from './remote-process.ts';

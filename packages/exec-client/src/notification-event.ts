@@ -1,0 +1,37 @@
+import { decodeParams } from '@execd/protocol';
+import type { SequencedEvent } from '@execd/protocol/contract';
+
+/** A process notification as an event of one process. */
+export interface RoutedEvent {
+  readonly processId: string;
+  readonly event: SequencedEvent;
+}
+
+/**
+ * Decodes a `process/output|exited|closed` notification into the event it announces; undefined
+ * for any other method. Throws an RpcError (`invalidParams`) for params that do not validate.
+ */
+export function notificationEvent(method: string, params: unknown): RoutedEvent | undefined {
+  switch (method) {
+    case 'process/output': {
+      const p = decodeParams('process/output', params);
+      return {
+        processId: p.processId,
+        event: { type: 'output', seq: p.seq, stream: p.stream, chunk: p.chunk },
+      };
+    }
+    case 'process/exited': {
+      const p = decodeParams('process/exited', params);
+      return {
+        processId: p.processId,
+        event: { type: 'exited', seq: p.seq, exitCode: p.exitCode, sandboxDenied: p.sandboxDenied },
+      };
+    }
+    case 'process/closed': {
+      const p = decodeParams('process/closed', params);
+      return { processId: p.processId, event: { type: 'closed', seq: p.seq } };
+    }
+    default:
+      return undefined;
+  }
+}

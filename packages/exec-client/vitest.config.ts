@@ -1,0 +1,5 @@
+import { defineExecdConfig } from '../test-kit/src/vitest-config.ts';
+
+// The client suites checked tracked processes and sockets after each test: keep checking after
+// each test. (`vitest.compat.config.ts` runs the compat suite against the original.)
+export default defineExecdConfig({ leakCheck: 'test' });
