@@ -1,5 +1,21 @@
-// @execd/pty-utils: spawn a child in a PTY or on pipes behind one SpawnedProcess shape.
+// @execd/pty-utils: spawn a child in a PTY or on pipes behind one SpawnedProcess shape; the child
+// environment policy; executable lookup.
 
+export {
+  type BaseEnv,
+  CORE_ENV_VARS,
+  type CreateEnvOptions,
+  createEnv,
+  removeNonInheritableEnvVars,
+} from './child-env/create-env.ts';
+export {
+  DEFAULT_EXCLUDE_EXCEPTIONS,
+  DEFAULT_EXCLUDE_PATTERNS,
+  isDefaultExcludeException,
+  isNonInheritableEnvVar,
+  NON_INHERITABLE_ENV_VARS,
+} from './child-env/credential-env-names.ts';
+export { compileEnvPattern, type EnvPattern, matchesAny } from './child-env/env-pattern.ts';
 export {
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_PTY_COLS,
@@ -9,6 +25,15 @@ export {
   OUTPUT_HIGH_WATER_BYTES,
   OUTPUT_LOW_WATER_BYTES,
 } from './constants.ts';
+export { DEFAULT_EXEC_PATH, type ResolvedSpawn, resolveSpawn } from './executables/resolve-program.ts';
+export { tempDirContaining, tempDirs } from './executables/temp-dirs.ts';
+export {
+  findTrustedExecutable,
+  TRUSTED_PATH,
+  TRUSTED_SYSTEM_DIRS,
+  trustedExecutable,
+  untrustedReason,
+} from './executables/trusted-executable.ts';
 export { exitCodeFromStatus, signalName, signalNumber, toExitStatus } from './exit-status.ts';
 export {
   isProcessAlive,
@@ -18,13 +43,11 @@ export {
   signalSession,
   signalSessionOthers,
 } from './process-group.ts';
-export { DEFAULT_EXEC_PATH, type ResolvedSpawn, resolveSpawn } from './resolve-program.ts';
 export { spawnPipe } from './spawn-pipe.ts';
 export { spawnPty } from './spawn-pty.ts';
 export { isStdinClosedError, STDIN_CLOSED_CODE, stdinClosedError } from './stdin-closed.ts';
 export type {
   ExitStatus,
-  Logger,
   OutputChunk,
   OutputStreamName,
   PipeSpawnOptions,

@@ -1,11 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Writable } from 'node:stream';
-import { ExecError } from '@execd/protocol';
+import { ExecError, NOOP_LOGGER } from '@execd/protocol';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from './constants.ts';
+import { resolveSpawn } from './executables/resolve-program.ts';
 import { toExitStatus } from './exit-status.ts';
 import { ChildHandle, type StdinPort } from './internal/child-handle.ts';
-import { NOOP_LOGGER } from './internal/noop-logger.ts';
-import { resolveSpawn } from './resolve-program.ts';
 import { stdinClosedError } from './stdin-closed.ts';
 import type { ExitStatus, PipeSpawnOptions, SpawnedProcess } from './types.ts';
 

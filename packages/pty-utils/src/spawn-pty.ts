@@ -1,14 +1,13 @@
 import { closeSync, constants, openSync } from 'node:fs';
 import { ReadStream } from 'node:tty';
-import { ExecError } from '@execd/protocol';
+import { ExecError, NOOP_LOGGER } from '@execd/protocol';
 import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_PTY_COLS, DEFAULT_PTY_ROWS } from './constants.ts';
+import { resolveSpawn } from './executables/resolve-program.ts';
 import { toExitStatus } from './exit-status.ts';
 import { ptyCommand } from './internal/arg0-wrapper.ts';
 import { ChildHandle } from './internal/child-handle.ts';
 import { loadNativePty } from './internal/native-pty.ts';
-import { NOOP_LOGGER } from './internal/noop-logger.ts';
 import { drainMaster, PtyStdin } from './internal/pty-master.ts';
-import { resolveSpawn } from './resolve-program.ts';
 import type { ExitStatus, PtySpawnOptions, SpawnedProcess } from './types.ts';
 
 function checkSize(value: number, what: string): number {

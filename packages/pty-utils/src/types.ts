@@ -1,3 +1,5 @@
+import type { Logger } from '@execd/protocol';
+
 /** Label of an output chunk: `pty` for PTY children (one merged stream), else `stdout`/`stderr`. */
 export type OutputStreamName = 'stdout' | 'stderr' | 'pty';
 
@@ -12,15 +14,6 @@ export interface ExitStatus {
   readonly exitCode: number;
   /** The signal name when killed by a signal (e.g. `SIGKILL`), else null. */
   readonly signal: NodeJS.Signals | null;
-}
-
-/** Structured log sink injected through `SpawnOptions.logger`; the default drops everything. */
-export interface Logger {
-  trace(message: string, fields?: Record<string, unknown>): void;
-  debug(message: string, fields?: Record<string, unknown>): void;
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
 }
 
 /** Options shared by `spawnPty` and `spawnPipe`. */

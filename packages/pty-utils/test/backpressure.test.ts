@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { setImmediate as nextLoopTurn } from 'node:timers/promises';
+import { waitFor } from '@execd/test-kit';
 import { describe, expect, test } from 'vitest';
 import { OUTPUT_HIGH_WATER_BYTES } from '../src/constants.ts';
 import type { SpawnedProcess } from '../src/types.ts';
-import { installLeakChecks, pipe, procStat, pty } from './helpers/harness.ts';
-import { waitFor } from './helpers/wait-for.ts';
+import { closeSpawnedAfterEach, pipe, procStat, pty } from './helpers/harness.ts';
 
-installLeakChecks();
+closeSpawnedAfterEach();
 
 /** `write` on the architectures we run on (x86_64: 1, arm64: 64). */
 const WRITE_SYSCALLS = new Set(['1', '64']);

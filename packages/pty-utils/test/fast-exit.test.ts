@@ -1,9 +1,9 @@
 import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import { describe, expect, test } from 'vitest';
 import type { SpawnedProcess } from '../src/types.ts';
-import { installLeakChecks, pipe, pty } from './helpers/harness.ts';
+import { closeSpawnedAfterEach, pipe, pty } from './helpers/harness.ts';
 
-installLeakChecks();
+closeSpawnedAfterEach();
 
 const ONE_MIB = 1024 * 1024;
 /** Runs per mode: the race between the child's exit and its last bytes must never be lost. */

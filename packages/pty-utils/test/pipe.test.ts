@@ -1,14 +1,14 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExecError } from '@execd/protocol';
+import { expectGone, waitFor } from '@execd/test-kit';
 import { describe, expect, test } from 'vitest';
 import { MAX_CHUNK_BYTES } from '../src/constants.ts';
 import { isProcessAlive } from '../src/process-group.ts';
 import { isStdinClosedError } from '../src/stdin-closed.ts';
 import {
+  closeSpawnedAfterEach,
   collect,
-  expectGoneAfterTest,
-  installLeakChecks,
   pipe,
   procStat,
   Transcript,
@@ -16,9 +16,8 @@ import {
   testEnv,
   waitForProgram,
 } from './helpers/harness.ts';
-import { waitFor } from './helpers/wait-for.ts';
 
-installLeakChecks();
+closeSpawnedAfterEach();
 
 describe('spawnPipe', () => {
   test('round-trips stdin through cat', async () => {
@@ -129,7 +128,7 @@ describe('spawnPipe', () => {
     await proc.closed;
     await transcript.done;
     const sleeper = Number(transcript.text.trim());
-    expectGoneAfterTest(sleeper);
+    expectGone(sleeper);
     expect(isProcessAlive(sleeper)).toBe(true);
     await proc.close();
     await waitFor(() => !isProcessAlive(sleeper), { what: 'grandchild killed by close()' });
@@ -140,7 +139,7 @@ describe('spawnPipe', () => {
     const transcript = new Transcript(proc);
     await transcript.until(/\d+\n\d+\n/);
     const pids = transcript.text.trim().split('\n').map(Number);
-    expectGoneAfterTest(...pids);
+    expectGone(...pids);
     const status = await proc.terminate({ graceMs: 10_000 });
     expect(status).toEqual({ exitCode: 143, signal: 'SIGTERM' });
     for (const pid of [proc.pid, ...pids]) {

@@ -2,13 +2,13 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import { ExecError } from '@execd/protocol';
+import { expectGone, waitFor } from '@execd/test-kit';
 import { describe, expect, test } from 'vitest';
 import { isProcessAlive } from '../src/process-group.ts';
 import { isStdinClosedError } from '../src/stdin-closed.ts';
 import {
+  closeSpawnedAfterEach,
   collect,
-  expectGoneAfterTest,
-  installLeakChecks,
   procStat,
   pty,
   Transcript,
@@ -16,9 +16,8 @@ import {
   testEnv,
   waitForProgram,
 } from './helpers/harness.ts';
-import { waitFor } from './helpers/wait-for.ts';
 
-installLeakChecks();
+closeSpawnedAfterEach();
 
 describe('spawnPty', () => {
   test('runs a python REPL: prompt, evaluation, exit()', async () => {
@@ -126,7 +125,7 @@ describe('spawnPty', () => {
     expect(await proc.closed).toEqual({ exitCode: 0, signal: null });
     await transcript.done;
     const sleeper = Number(transcript.text.trim());
-    expectGoneAfterTest(sleeper);
+    expectGone(sleeper);
     expect(isProcessAlive(sleeper)).toBe(true);
     await proc.close();
     await waitFor(() => !isProcessAlive(sleeper), { what: 'grandchild killed by close()' });
@@ -137,7 +136,7 @@ describe('spawnPty', () => {
     const transcript = new Transcript(proc);
     await transcript.until(/\d+\r\n\d+\r\n/);
     const pids = transcript.text.trim().split('\r\n').map(Number);
-    expectGoneAfterTest(...pids);
+    expectGone(...pids);
     const status = await proc.terminate({ graceMs: 10_000 });
     expect(status).toEqual({ exitCode: 129, signal: 'SIGHUP' });
     for (const pid of [proc.pid, ...pids])
@@ -159,7 +158,7 @@ describe('spawnPty', () => {
     await transcript.until(/JOB=\d+/, at);
     const jobs = [...transcript.text.matchAll(/JOB=(\d+)/g)].map((m) => Number(m[1]));
     expect(jobs).toHaveLength(3);
-    expectGoneAfterTest(...jobs);
+    expectGone(...jobs);
     // Job control: each job has its own process group, so only the session reaches them all.
     for (const pid of jobs) expect(procStat(pid).pgid).not.toBe(proc.pid);
     await proc.terminate({ graceMs: 10_000 });

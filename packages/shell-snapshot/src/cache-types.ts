@@ -1,15 +1,20 @@
-import type { ExecEnvPolicy, RpcError, ShellSnapshotRequest } from '@execd/protocol';
+import type { ExecEnvPolicy, Logger, RpcError, ShellSnapshotRequest } from '@execd/protocol';
 import type { CaptureFailureReason, CaptureRunner } from './capture-runner.ts';
-import type { Logger } from './logger.ts';
 import type { LaunchCommand } from './restore.ts';
 import type { CreateEnv } from './snapshot-env.ts';
 
-/** Options of a `ShellSnapshotCache`. Only `createEnv` is required. */
+/** Options of a `ShellSnapshotCache`; every one has a default. */
 export interface ShellSnapshotCacheOptions {
-  /** The env-policy implementation applied to captured environments (inherit forced to `all`). */
-  readonly createEnv: CreateEnv;
-  /** Names that never reach a child (default: the spec §7 list, case-insensitive). */
-  readonly isNonInheritable?: ((name: string) => boolean) | undefined;
+  /**
+   * The credential patterns the env policy drops from captured environments (default
+   * `DEFAULT_EXCLUDE_PATTERNS`): the same list as the children's, so both lose the same names.
+   */
+  readonly defaultExcludes?: readonly string[] | undefined;
+  /**
+   * Replaces the env-policy implementation applied to captured environments (default:
+   * `@execd/pty-utils` `createEnv` with `defaultExcludes`). Kept for the integration tests.
+   */
+  readonly createEnv?: CreateEnv | undefined;
   /** Default capture runner (default: `runCaptureCommand`); a launch may bring its own. */
   readonly runCapture?: CaptureRunner | undefined;
   /** Capture timeout (default 10 s). */

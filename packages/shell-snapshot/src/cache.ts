@@ -1,4 +1,4 @@
-import { ExecError, type ShellSnapshotRequest } from '@execd/protocol';
+import { ExecError, type Logger, NOOP_LOGGER, type ShellSnapshotRequest } from '@execd/protocol';
 import { stableStringify } from './cache-key.ts';
 import type { ShellSnapshotCacheOptions, SnapshotLaunchInput, SnapshotPrepareResult } from './cache-types.ts';
 import { type CaptureResult, captureSnapshot } from './capture.ts';
@@ -9,7 +9,6 @@ import {
   runCaptureCommand,
 } from './capture-runner.ts';
 import { MAX_CACHED_SNAPSHOTS, SNAPSHOT_MAX_RETRY_BACKOFF_MS, SNAPSHOT_RETRY_BACKOFF_MS } from './limits.ts';
-import { type Logger, NOOP_LOGGER } from './logger.ts';
 import { startupFiles, startupFilesStamp } from './rc-files.ts';
 import { type LaunchCommand, restoreCommand } from './restore.ts';
 import type { SnapshotShell } from './shell-kind.ts';
@@ -37,7 +36,7 @@ export class ShellSnapshotCache implements AsyncDisposable {
   readonly #now: () => number;
   #closing: Promise<void> | undefined;
 
-  constructor(options: ShellSnapshotCacheOptions) {
+  constructor(options: ShellSnapshotCacheOptions = {}) {
     this.#options = options;
     this.#logger = options.logger ?? NOOP_LOGGER;
     this.#now = options.now ?? (() => performance.now());
@@ -67,8 +66,8 @@ export class ShellSnapshotCache implements AsyncDisposable {
         runner: input.runCapture ?? this.#options.runCapture ?? runCaptureCommand,
         limits: this.#limits(),
         policy: input.envPolicy,
+        defaultExcludes: this.#options.defaultExcludes,
         createEnv: this.#options.createEnv,
-        isNonInheritable: this.#options.isNonInheritable,
       }),
     );
     const result = await waitCancellable(entry.result, input.cancelSignal);
@@ -77,7 +76,6 @@ export class ShellSnapshotCache implements AsyncDisposable {
       command,
       shellStart: check.shellStart,
       requestEnv: input.env,
-      isNonInheritable: this.#options.isNonInheritable,
     });
     return { status: 'restored', command: restored };
   }

@@ -14,13 +14,6 @@ export {
 } from './capture-runner.ts';
 export { captureScript, SNAPSHOT_END_MARKER, SNAPSHOT_MARKER } from './capture-script.ts';
 export {
-  DEFAULT_EXCLUDE_EXCEPTIONS,
-  DEFAULT_EXCLUDE_PATTERNS,
-  isDefaultExcludeException,
-  isNonInheritableEnvVar,
-  NON_INHERITABLE_ENV_VARS,
-} from './credential-env-names.ts';
-export {
   MAX_CACHED_SNAPSHOTS,
   MAX_SNAPSHOT_BYTES,
   MAX_SNAPSHOT_ENV_VALUE_BYTES,
@@ -30,7 +23,6 @@ export {
   SNAPSHOT_RETRY_BACKOFF_MS,
   SNAPSHOT_TIMEOUT_MS,
 } from './limits.ts';
-export { type LogFields, type Logger, NOOP_LOGGER } from './logger.ts';
 export { type CaptureSections, type ParsedCapture, parseCaptureOutput } from './parse-capture.ts';
 export { startupFiles, startupFilesStamp } from './rc-files.ts';
 export { renderState, STRIPPED_SET_OPTIONS, STRIPPED_ZSH_OPTIONS } from './render-state.ts';

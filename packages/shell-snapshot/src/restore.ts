@@ -1,4 +1,4 @@
-import { isNonInheritableEnvVar } from './credential-env-names.ts';
+import { isNonInheritableEnvVar } from '@execd/pty-utils';
 import { MAX_SNAPSHOT_ENV_VALUE_BYTES } from './limits.ts';
 import { RESTORE_FLAG, RESTORE_STARTUP, type SnapshotShell } from './shell-kind.ts';
 
@@ -37,8 +37,6 @@ export interface RestoreOptions {
   readonly shellStart: number;
   /** The request's own `env` overlay: these names win over the snapshot's values. */
   readonly requestEnv: Readonly<Record<string, string>>;
-  /** Names that never reach a child (default: the spec §7 list, case-insensitive). */
-  readonly isNonInheritable?: ((name: string) => boolean) | undefined;
 }
 
 /**
@@ -76,7 +74,6 @@ function isContinuation(byte: number | undefined): boolean {
  */
 export function restoreCommand(snapshot: ShellSnapshot, options: RestoreOptions): LaunchCommand {
   const { command, shellStart, requestEnv } = options;
-  const isNonInheritable = options.isNonInheritable ?? isNonInheritableEnvVar;
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(command.env)) {
     // A stale or forged state variable must not reach the command.
@@ -89,7 +86,7 @@ export function restoreCommand(snapshot: ShellSnapshot, options: RestoreOptions)
     if (Object.hasOwn(command.env, name)) env[name] = command.env[name] as string;
     else delete env[name];
   }
-  for (const name of Object.keys(env)) if (isNonInheritable(name)) delete env[name];
+  for (const name of Object.keys(env)) if (isNonInheritableEnvVar(name)) delete env[name];
 
   const names = splitState(snapshot.state).map((piece, index) => {
     const name = `${SNAPSHOT_STATE_ENV_PREFIX}${index}`;

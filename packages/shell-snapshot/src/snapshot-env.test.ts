@@ -1,6 +1,5 @@
 import type { ExecEnvPolicy } from '@execd/protocol';
 import { describe, expect, test } from 'vitest';
-import { createEnv } from '../test/helpers/create-env.ts';
 import { filterSnapshotEnv } from './snapshot-env.ts';
 
 const policy = (overrides: Partial<ExecEnvPolicy>): ExecEnvPolicy => ({
@@ -21,7 +20,6 @@ describe('filterSnapshotEnv (ports of shell_snapshot_tests.rs)', () => {
       ['PWD', '/tmp'],
     ]);
     const env = filterSnapshotEnv(captured, {
-      createEnv,
       policy: policy({
         exclude: ['PROFILE_DENIED'],
         set: { PROFILE_ALLOWED: 'override' },
@@ -41,7 +39,6 @@ describe('filterSnapshotEnv (ports of shell_snapshot_tests.rs)', () => {
         ['PROFILE_DENIED', 'denied'],
       ]);
       const env = filterSnapshotEnv(captured, {
-        createEnv,
         policy: policy({ inherit, exclude: ['PROFILE_DENIED'] }),
       });
       expect(env).toEqual({ PROFILE_ALLOWED: 'profile', SDKROOT: '/sdk' });
@@ -81,14 +78,22 @@ describe('filterSnapshotEnv (ports of shell_snapshot_tests.rs)', () => {
       OPENAI_API_KEY: 'k',
     };
     const captured = new Map([...Object.entries(credentials), ['PROFILE_ALLOWED', 'profile']]);
-    expect(filterSnapshotEnv(captured, { createEnv, policy: policy({}) })).toEqual({
+    expect(filterSnapshotEnv(captured, { policy: policy({}) })).toEqual({
       PROFILE_ALLOWED: 'profile',
     });
-    expect(
-      filterSnapshotEnv(captured, { createEnv, policy: policy({ ignoreDefaultExcludes: true }) }),
-    ).toEqual({
+    expect(filterSnapshotEnv(captured, { policy: policy({ ignoreDefaultExcludes: true }) })).toEqual({
       ...credentials,
       PROFILE_ALLOWED: 'profile',
+    });
+  });
+
+  test("defaultExcludes replaces the default credential patterns (a server's own list)", () => {
+    const captured = new Map([
+      ['PROFILE_ALLOWED', 'profile'],
+      ['OPENAI_API_KEY', 'k'],
+    ]);
+    expect(filterSnapshotEnv(captured, { policy: policy({}), defaultExcludes: ['PROFILE_*'] })).toEqual({
+      OPENAI_API_KEY: 'k',
     });
   });
 

@@ -1,10 +1,9 @@
 import type { ExecEnvPolicy } from '@execd/protocol';
-import { isNonInheritableEnvVar } from './credential-env-names.ts';
+import { createEnv, isNonInheritableEnvVar } from '@execd/pty-utils';
 
 /**
- * Builds an environment from `baseEnv` under `policy` (spec §7 `create_env`). Injected: the
- * exec-server owns the one implementation (`@execd/exec-server` `createEnv` fits this type); its
- * default excludes are this package's `DEFAULT_EXCLUDE_PATTERNS`, the same array.
+ * Builds an environment from `baseEnv` under `policy` (spec §7 `create_env`); `@execd/pty-utils`
+ * `createEnv` fits this type.
  */
 export type CreateEnv = (
   policy: ExecEnvPolicy,
@@ -68,10 +67,16 @@ export const SHELL_OWNED_ENV_VARS: readonly string[] = ['PWD', 'OLDPWD', 'SHLVL'
 export interface SnapshotEnvOptions {
   /** The request's policy; applied with `inherit` forced to `all`. Absent = no policy filtering. */
   readonly policy?: ExecEnvPolicy | undefined;
-  /** The env-policy implementation; the policy is applied only when both are given. */
+  /**
+   * The credential patterns the policy drops unless it sets `ignoreDefaultExcludes` (default
+   * `DEFAULT_EXCLUDE_PATTERNS`; `createEnv`'s `defaultExcludes`): a server's own list.
+   */
+  readonly defaultExcludes?: readonly string[] | undefined;
+  /**
+   * Replaces the env-policy implementation (default: `@execd/pty-utils` `createEnv` with
+   * `defaultExcludes`). Kept for the integration tests, which pass `createEnv` itself.
+   */
   readonly createEnv?: CreateEnv | undefined;
-  /** Names that never reach a child (default: `isNonInheritableEnvVar`, `NON_INHERITABLE_ENV_VARS`). */
-  readonly isNonInheritable?: ((name: string) => boolean) | undefined;
 }
 
 const MANAGED_PROXY_NAMES = new Set(MANAGED_PROXY_ENV_VARS);
@@ -94,11 +99,14 @@ export function filterSnapshotEnv(
   if (Object.hasOwn(env, PROXY_ACTIVE_ENV_VAR)) {
     for (const name of Object.keys(env)) if (MANAGED_PROXY_NAMES.has(name)) delete env[name];
   }
-  if (options.policy !== undefined && options.createEnv !== undefined) {
-    env = options.createEnv({ ...options.policy, inherit: 'all' }, env);
+  if (options.policy !== undefined) {
+    const policy: ExecEnvPolicy = { ...options.policy, inherit: 'all' };
+    env =
+      options.createEnv === undefined
+        ? createEnv(policy, env, { defaultExcludes: options.defaultExcludes })
+        : options.createEnv(policy, env);
   }
   for (const name of SHELL_OWNED_ENV_VARS) delete env[name];
-  const isNonInheritable = options.isNonInheritable ?? isNonInheritableEnvVar;
-  for (const name of Object.keys(env)) if (isNonInheritable(name)) delete env[name];
+  for (const name of Object.keys(env)) if (isNonInheritableEnvVar(name)) delete env[name];
   return env;
 }

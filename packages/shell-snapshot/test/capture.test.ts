@@ -1,6 +1,7 @@
 // Spec §8.10 shell-command tests at this package's level: `bash_snapshot_filters_invalid_exports`,
 // `bash_snapshot_preserves_multiline_exports`, plus the capture scripts against each real shell.
-import { afterEach, expect, test } from 'vitest';
+import { createEnv } from '@execd/pty-utils';
+import { expect, test } from 'vitest';
 import {
   captureScript,
   captureSnapshot,
@@ -10,11 +11,7 @@ import {
   runCaptureCommand,
   type SnapshotShell,
 } from '../src/index.ts';
-import { childPids, createEnv, launch, runPipe, SHELLS, tempHome, waitFor } from './helpers/index.ts';
-
-afterEach(async () => {
-  await waitFor(() => childPids().length === 0);
-});
+import { launch, runPipe, SHELLS, tempHome } from './helpers/index.ts';
 
 const options = { runner: runCaptureCommand, limits: DEFAULT_CAPTURE_LIMITS, createEnv };
 

@@ -1,7 +1,8 @@
 // Ports of exec_process.rs `shell_snapshot_v2_filters_profile_exports_and_stays_in_memory`
 // (local_pipe, local_tty, local_bash_env) at this package's level: the restored command is run
 // with node:child_process, or in a real PTY.
-import { afterEach, describe, expect, test } from 'vitest';
+import { createEnv } from '@execd/pty-utils';
+import { describe, expect, test } from 'vitest';
 import {
   type LaunchCommand,
   pathExportsAfterRestore,
@@ -9,16 +10,13 @@ import {
   SNAPSHOT_STATE_ENV_PREFIX,
 } from '../src/index.ts';
 import {
-  childPids,
   commandOf,
-  createEnv,
   launch,
   runPipe,
   runTty,
   systemLoginPath,
   type TempHome,
   tempHome,
-  waitFor,
 } from './helpers/index.ts';
 
 const PADDING_CRABS = 21_000; // 84 000 bytes of state: two 60 KiB chunks at least
@@ -48,10 +46,6 @@ const COMMAND = [
   `"\${PROFILE_DENIED-missing}" "$PATH" "\${${SNAPSHOT_STATE_ENV_PREFIX}0-missing}"`,
   `"\${${SNAPSHOT_STATE_ENV_PREFIX}1-missing}" "$(profile_padding | wc -c)"`,
 ].join(' ');
-
-afterEach(async () => {
-  await waitFor(() => childPids().length === 0);
-});
 
 function stateVars(command: LaunchCommand): string[] {
   return Object.keys(command.env).filter((name) => name.startsWith(SNAPSHOT_STATE_ENV_PREFIX));

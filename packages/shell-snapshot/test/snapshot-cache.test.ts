@@ -1,25 +1,15 @@
 // Cache semantics: exactly one capture per key, failure fallback (exec_process.rs
 // `shell_snapshot_v2_capture_failure_falls_back_to_original_command`), recovery, limits, close.
+
 import { spawnSync } from 'node:child_process';
 import { ExecError } from '@execd/protocol';
-import { afterEach, describe, expect, test } from 'vitest';
+import { createEnv } from '@execd/pty-utils';
+import { waitFor } from '@execd/test-kit';
+import { describe, expect, test } from 'vitest';
 import { restoreCommand, ShellSnapshotCache } from '../src/index.ts';
-import {
-  childPids,
-  commandOf,
-  createEnv,
-  launch,
-  processesMatching,
-  runPipe,
-  tempHome,
-  waitFor,
-} from './helpers/index.ts';
+import { commandOf, launch, processesMatching, runPipe, tempHome } from './helpers/index.ts';
 
 const HOUR_MS = 3_600_000;
-
-afterEach(async () => {
-  await waitFor(() => childPids().length === 0);
-});
 
 describe('capture failure', () => {
   test('falls back to the original command, tries the profile once, recovers when it is fixed', async () => {

@@ -1,22 +1,11 @@
 // sh (dash) and zsh snapshots, and the spec §8.10 `zsh_snapshot_restores_tied_path`.
+
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, expect, test } from 'vitest';
+import { createEnv } from '@execd/pty-utils';
+import { expect, test } from 'vitest';
 import { ShellSnapshotCache } from '../src/index.ts';
-import {
-  childPids,
-  commandOf,
-  createEnv,
-  launch,
-  runPipe,
-  runTty,
-  tempHome,
-  waitFor,
-} from './helpers/index.ts';
-
-afterEach(async () => {
-  await waitFor(() => childPids().length === 0);
-});
+import { commandOf, launch, runPipe, runTty, tempHome } from './helpers/index.ts';
 
 const POLICY = {
   inherit: 'all' as const,

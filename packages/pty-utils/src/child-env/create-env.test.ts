@@ -1,11 +1,6 @@
 import type { ExecEnvPolicy } from '@execd/protocol';
-import {
-  DEFAULT_EXCLUDE_PATTERNS as SNAPSHOT_DEFAULT_EXCLUDES,
-  NON_INHERITABLE_ENV_VARS as SNAPSHOT_NON_INHERITABLE,
-} from '@execd/shell-snapshot';
 import { describe, expect, test } from 'vitest';
-import { childEnv } from './child-env.ts';
-import { createEnv, DEFAULT_EXCLUDE_PATTERNS, NON_INHERITABLE_ENV_VARS } from './create-env.ts';
+import { createEnv } from './create-env.ts';
 import { compileEnvPattern } from './env-pattern.ts';
 
 const policy = (overrides: Partial<ExecEnvPolicy> = {}): ExecEnvPolicy => ({
@@ -91,11 +86,6 @@ describe('createEnv', () => {
     expect(env.session_cookie).toBe('c');
   });
 
-  test("the default list is shell-snapshot's array itself (one copy)", () => {
-    expect(DEFAULT_EXCLUDE_PATTERNS).toBe(SNAPSHOT_DEFAULT_EXCLUDES);
-    expect(NON_INHERITABLE_ENV_VARS).toBe(SNAPSHOT_NON_INHERITABLE);
-  });
-
   test('defaultExcludes replaces the default list; [] keeps everything', () => {
     const env = createEnv(policy(), BASE, { defaultExcludes: ['*PAT', 'MY_*'] });
     expect(env.GITHUB_PAT).toBeUndefined();
@@ -150,40 +140,5 @@ describe('createEnv', () => {
       { OPENAI_IDENTITY_TOKEN_FILE: '/f', Openai_Workload_Identity_Context: 'x', KEEP: '1' },
     );
     expect(env).toEqual({ KEEP: '1' });
-  });
-});
-
-describe('childEnv', () => {
-  test('without a policy the request env is used verbatim', () => {
-    const env = { PATH: '/bin', CODEX_EXEC_SERVER_EXIT_ON_STDIN_CLOSE: '1', GITHUB_TOKEN: 't' };
-    expect(childEnv({ env, envPolicy: undefined }, BASE)).toEqual(env);
-  });
-
-  test('applies the policy over the executor env, then the overlay wins, then drops forbidden names', () => {
-    const env = childEnv(
-      {
-        envPolicy: policy({ inherit: 'none', set: { FROM_SET: 'set', SHARED: 'set' } }),
-        env: {
-          SHARED: 'overlay',
-          OVERLAY_TOKEN: 'kept: the overlay is not filtered by default excludes',
-          CODEX_EXEC_SERVER_EXIT_ON_STDIN_CLOSE: '1',
-          Node_Repl_Auth_Token: 'dropped',
-        },
-      },
-      { EXECUTOR: 'not inherited' },
-    );
-    expect(env).toEqual({
-      FROM_SET: 'set',
-      SHARED: 'overlay',
-      OVERLAY_TOKEN: 'kept: the overlay is not filtered by default excludes',
-    });
-  });
-
-  test('inherit all reads the executor environment, not the request', () => {
-    const env = childEnv(
-      { envPolicy: policy({ inherit: 'all' }), env: {} },
-      { EXECUTOR: 'yes', MY_KEY: 'no' },
-    );
-    expect(env).toEqual({ EXECUTOR: 'yes' });
   });
 });

@@ -3,16 +3,8 @@ import {
   DEFAULT_EXCLUDE_PATTERNS,
   isDefaultExcludeException,
   isNonInheritableEnvVar,
-} from '@execd/shell-snapshot';
+} from './credential-env-names.ts';
 import { compileEnvPattern, type EnvPattern, matchesAny } from './env-pattern.ts';
-
-// The credential-name lists have one owner, @execd/shell-snapshot (the lower package: it cannot
-// import this one), so a captured shell's environment and a child's are filtered alike.
-export {
-  DEFAULT_EXCLUDE_PATTERNS,
-  isNonInheritableEnvVar,
-  NON_INHERITABLE_ENV_VARS,
-} from '@execd/shell-snapshot';
 
 /**
  * Names kept by `inherit: "core"` (compared case-insensitively): the variables a shell needs to

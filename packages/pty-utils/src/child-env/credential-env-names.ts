@@ -1,7 +1,6 @@
-// The one copy of the credential-name lists of the child environment policy (spec §7). They live
-// here, the lowest package that filters environments, because imports go one way: exec-server
-// (whose `createEnv` applies them to every child, and is injected into the snapshot cache to
-// filter captured environments) imports them from here; this package cannot import exec-server.
+// The credential-name lists of the child environment policy (spec §7): `createEnv` applies them
+// to every child's environment (exec-server, unified-exec) and to every captured shell's
+// (shell-snapshot), so both lose the same names.
 
 /**
  * Patterns removed from an inherited environment unless the policy sets `ignoreDefaultExcludes`

@@ -1,7 +1,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { ExecError } from '@execd/protocol';
-import type { SpawnOptions } from './types.ts';
+import type { SpawnOptions } from '../types.ts';
 
 /**
  * Search path used when the child's environment has no `PATH`, as libuv's and glibc's `execvp` do

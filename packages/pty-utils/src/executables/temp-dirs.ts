@@ -1,4 +1,4 @@
-import { realpath } from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 
@@ -9,14 +9,16 @@ import { dirname, join, resolve, sep } from 'node:path';
  */
 const STATIC_TEMP_DIRS: readonly string[] = ['/tmp', '/var/tmp', '/dev/shm'];
 
+// Synchronous, as the rest of executable lookup: a few realpath calls cost microseconds.
+
 /** Resolves symlinks of the longest existing prefix of `path` (the rest is appended as written). */
-export async function realpathOfNearest(path: string): Promise<string> {
+function realpathOfNearest(path: string): string {
   const absolute = resolve(path);
   const missing: string[] = [];
   let current = absolute;
   for (;;) {
     try {
-      return join(await realpath(current), ...missing.reverse());
+      return join(realpathSync.native(current), ...missing.reverse());
     } catch {
       const parent = dirname(current);
       if (parent === current) return absolute;
@@ -30,18 +32,16 @@ export async function realpathOfNearest(path: string): Promise<string> {
  * The temp folders as real paths: /tmp, /var/tmp, /dev/shm, `os.tmpdir()` and `$TMPDIR`, `$TMP`,
  * `$TEMP`. `/` itself is left out (a `TMPDIR=/` would otherwise make every path a temp path).
  */
-export async function tempDirs(): Promise<readonly string[]> {
+export function tempDirs(): readonly string[] {
   const env = [process.env.TMPDIR, process.env.TMP, process.env.TEMP];
   const candidates = [...STATIC_TEMP_DIRS, tmpdir(), ...env].filter(
     (dir): dir is string => typeof dir === 'string' && dir.startsWith('/'),
   );
-  const real = await Promise.all(candidates.map(realpathOfNearest));
-  return [...new Set(real)].filter((dir) => dir !== '/');
+  return [...new Set(candidates.map(realpathOfNearest))].filter((dir) => dir !== '/');
 }
 
 /** The temp folder `path` lies in (after resolving symlinks), or undefined. */
-export async function tempDirContaining(path: string): Promise<string | undefined> {
-  const real = await realpathOfNearest(path);
-  const roots = await tempDirs();
-  return roots.find((root) => real === root || real.startsWith(`${root}${sep}`));
+export function tempDirContaining(path: string): string | undefined {
+  const real = realpathOfNearest(path);
+  return tempDirs().find((root) => real === root || real.startsWith(`${root}${sep}`));
 }

@@ -1,6 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import { ExecError } from '@execd/protocol';
-import type { ResolvedSpawn } from '../resolve-program.ts';
+import type { ResolvedSpawn } from '../executables/resolve-program.ts';
 
 /**
  * Where to look for perl, the exec wrapper for an `arg0` override in a PTY. Fixed system paths,

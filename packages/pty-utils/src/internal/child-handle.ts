@@ -1,11 +1,10 @@
 import type { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ExecError } from '@execd/protocol';
+import { ExecError, type Logger } from '@execd/protocol';
 import { DEFAULT_TERMINATE_GRACE_MS } from '../constants.ts';
 import { signalProcessGroup, signalSessionOthers } from '../process-group.ts';
 import type {
   ExitStatus,
-  Logger,
   OutputChunk,
   OutputStreamName,
   SpawnedProcess,

@@ -1,12 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach } from 'vitest';
-import { isProcessAlive, sessionPids } from '../../src/process-group.ts';
+import { expectGone, waitFor } from '@execd/test-kit';
+import { afterEach } from 'vitest';
 import { spawnPipe } from '../../src/spawn-pipe.ts';
 import { spawnPty } from '../../src/spawn-pty.ts';
 import type { OutputChunk, PipeSpawnOptions, PtySpawnOptions, SpawnedProcess } from '../../src/types.ts';
-import { waitFor } from './wait-for.ts';
 
 /** A small, explicit environment for children: no inheritance from the test runner. */
 export function testEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -19,17 +18,7 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
 }
 
 const spawned: SpawnedProcess[] = [];
-/** Pids a test reported (e.g. background jobs) that must be gone after it. */
-const extraPids: number[] = [];
 const tempDirs: string[] = [];
-let handleBaseline = 0;
-
-/** Kinds of active resources that belong to children: none may outlive a test. */
-const CHILD_RESOURCES = new Set(['TTYWrap', 'PipeWrap', 'ProcessWrap']);
-
-function childResourceCount(): number {
-  return process.getActiveResourcesInfo().filter((kind) => CHILD_RESOURCES.has(kind)).length;
-}
 
 /** `spawnPipe` with a test env and cwd; the process is checked for leaks after the test. */
 export async function pipe(argv: string[], options: Partial<PipeSpawnOptions> = {}): Promise<SpawnedProcess> {
@@ -43,11 +32,6 @@ export async function pty(argv: string[], options: Partial<PtySpawnOptions> = {}
   const proc = await spawnPty({ argv, cwd: tmpdir(), env: testEnv(), ...options });
   spawned.push(proc);
   return proc;
-}
-
-/** Registers pids (a child's descendants) that must no longer run after the test. */
-export function expectGoneAfterTest(...pids: number[]): void {
-  extraPids.push(...pids);
 }
 
 /** A fresh temp directory, removed after the test. */
@@ -122,23 +106,18 @@ export async function waitForProgram(pid: number, name: string): Promise<void> {
   });
 }
 
-/** Installs the per-test leak checks: every child closed, no descendant running, no handle left. */
-export function installLeakChecks(): void {
-  beforeEach(() => {
-    handleBaseline = childResourceCount();
-  });
+/**
+ * After each test, closes what it spawned through {@link pipe} / {@link pty} (a test that failed
+ * midway may leave children) and removes its temp dirs. The leak check of `@execd/test-kit`
+ * (after every test in this package) then fails the test if any of those sessions still runs,
+ * or a descendant, or an fd.
+ */
+export function closeSpawnedAfterEach(): void {
   afterEach(async () => {
     const procs = spawned.splice(0);
-    const pids = extraPids.splice(0);
     try {
-      // A test that failed midway may leave children: reap them, then still fail on what leaked.
+      expectGone(...procs.map((proc) => proc.pid));
       await Promise.all(procs.map((proc) => proc.close()));
-      // SIGKILL is delivered asynchronously: a killed process may show as running for a moment.
-      for (const proc of procs) {
-        await waitFor(() => sessionPids(proc.pid).length === 0, { what: `session ${proc.pid} empty` });
-      }
-      for (const pid of pids) await waitFor(() => !isProcessAlive(pid), { what: `pid ${pid} gone` });
-      await waitFor(() => childResourceCount() <= handleBaseline, { what: 'child handles released' });
     } finally {
       for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
     }

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecEnvPolicy } from '@execd/protocol';
+import { createEnv } from '@execd/pty-utils';
 import type { LaunchCommand, SnapshotLaunchInput, SnapshotPrepareResult } from '../../src/index.ts';
-import { createEnv } from './create-env.ts';
 import type { TempHome } from './home.ts';
 
 /** Shell binaries as the tests name them (argv[0] must equal `shell.path`). */

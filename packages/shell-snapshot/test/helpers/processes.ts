@@ -45,22 +45,6 @@ export async function runTty(command: LaunchCommand): Promise<LaunchOutput> {
   return { ...result, stdout: result.stdout.replaceAll('\r\n', '\n') };
 }
 
-/** Pids of this process's live children (from /proc). */
-export function childPids(): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[1]) === process.pid && fields[0] !== 'Z') pids.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return pids;
-}
-
 /** Pids of live processes whose command line contains `needle`. */
 export function processesMatching(needle: string): number[] {
   const pids: number[] = [];
@@ -74,18 +58,4 @@ export function processesMatching(needle: string): number[] {
     }
   }
   return pids;
-}
-
-/** Polls `predicate` until it returns a truthy value or the (generous) deadline passes. */
-export async function waitFor<T>(
-  predicate: () => T | Promise<T>,
-  timeoutMs = 15_000,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await predicate();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`waitFor: condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
