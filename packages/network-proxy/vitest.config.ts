@@ -1,11 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { defineExecdConfig } from '../test-kit/src/vitest-config.ts';
 
-export default defineConfig({
-  test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
-    pool: 'forks',
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-  },
-});
+// The proxy suites checked children and fds after each test: keep checking after each test.
+export default defineExecdConfig({ globalSetup: ['test/global-setup.ts'], leakCheck: 'test' });

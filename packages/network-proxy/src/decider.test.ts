@@ -1,8 +1,7 @@
-import { ExecError } from '@execd/protocol';
+import { ExecError, NOOP_LOGGER } from '@execd/protocol';
+import type { NetworkRequestInfo } from '@execd/protocol/contract';
 import { describe, expect, test } from 'vitest';
 import { DeciderCache, type NetworkDecider, validateDeciderTimeout } from './decider.ts';
-import { NOOP_LOGGER } from './logger.ts';
-import type { NetworkRequestInfo } from './records.ts';
 
 const request: NetworkRequestInfo = { protocol: 'https', host: 'example.com', port: 443 };
 

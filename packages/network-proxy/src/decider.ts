@@ -1,7 +1,6 @@
-import type { NetworkDecision } from '@execd/protocol';
+import type { Logger, NetworkDecision } from '@execd/protocol';
 import { RpcError } from '@execd/protocol';
-import type { Logger } from './logger.ts';
-import type { NetworkDenialReason, NetworkRequestInfo } from './records.ts';
+import type { NetworkDenialReason, NetworkRequestInfo } from '@execd/protocol/contract';
 
 /** An answer from a decider: a bare verdict, or the wire's `NetworkDecision` (`{type, reason?}`). */
 export type NetworkDeciderAnswer = 'allow' | 'deny' | NetworkDecision;

@@ -1,12 +1,13 @@
-// @execd/network-proxy: the managed network for sandboxed commands (see README.md).
+// @execd/network-proxy: the managed network for sandboxed commands (see README.md). It holds a
+// network namespace and a proxy; it does not know how a sandbox is built (@execd/sandboxing
+// puts the bridge's prefix and environment into its command line).
 
-export { isBwrapArgv, shareBridgeNetwork } from './bridge/bwrap-argv.ts';
+export type { NetworkBridge } from './bridge/network-bridge.ts';
 export { NETWORK_PROXY_ACTIVE_ENV, NO_PROXY_HOSTS, proxyEnvironment } from './bridge/proxy-env.ts';
 export {
   BRIDGE_START_TIMEOUT_MS,
   DEFAULT_BRIDGE_HTTP_PORT,
   DEFAULT_BRIDGE_SOCKS_PORT,
-  NetworkBridge,
   type StartBridgeOptions,
   startBridge,
 } from './bridge/start-bridge.ts';
@@ -17,7 +18,6 @@ export {
   validateDeciderTimeout,
 } from './decider.ts';
 export { type LaunchNetworkPolicy, policyFromLaunchConfig } from './launch-config.ts';
-export { type LogFields, type Logger, NOOP_LOGGER } from './logger.ts';
 export {
   NetworkProxy,
   type NetworkProxyOptions,
@@ -30,18 +30,7 @@ export { type DomainPattern, matchesDomainPattern, parseDomainPattern } from './
 export { NetworkPolicy, type NetworkPolicyOptions, type RuleVerdict } from './policy/network-policy.ts';
 export {
   type NetworkDecisionRecord,
-  type NetworkDenial,
-  type NetworkDenialReason,
-  type NetworkProtocol,
-  type NetworkRequestInfo,
   toPolicyDecisionNotification,
 } from './records.ts';
 export { createStaticResolver, type NetworkResolver, systemResolver } from './resolver.ts';
 export type { ProxyTcpAddress } from './server/listen.ts';
-export {
-  type ManagedNetworkChild,
-  type ManagedNetworkProcess,
-  type ManagedNetworkSpawnRequest,
-  type SpawnWithManagedNetworkOptions,
-  spawnWithManagedNetwork,
-} from './spawn-with-managed-network.ts';

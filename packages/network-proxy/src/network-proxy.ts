@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { Server, Socket } from 'node:net';
 import { join } from 'node:path';
-import { RpcError } from '@execd/protocol';
+import { type Logger, NOOP_LOGGER, RpcError } from '@execd/protocol';
+import type { NetworkDenial } from '@execd/protocol/contract';
 import { BRIDGE_SECRET_BYTES } from './bridge/bridge-config.ts';
 import {
   DEFAULT_DECIDER_TIMEOUT_MS,
@@ -14,9 +15,8 @@ import { registerBridgeEndpoint } from './internal/bridge-endpoint.ts';
 import { DecisionLog } from './internal/decision-log.ts';
 import { Gate } from './internal/gate.ts';
 import { prepareSocketDir } from './internal/socket-dir.ts';
-import { type Logger, NOOP_LOGGER } from './logger.ts';
 import { NetworkPolicy, type NetworkPolicyOptions, validatePorts } from './policy/network-policy.ts';
-import type { NetworkDecisionRecord, NetworkDenial } from './records.ts';
+import type { NetworkDecisionRecord } from './records.ts';
 import { type NetworkResolver, systemResolver } from './resolver.ts';
 import { HttpProxy } from './server/http-proxy.ts';
 import { closeServer, greetOnConnect, listen, type ProxyTcpAddress, tcpAddressOf } from './server/listen.ts';

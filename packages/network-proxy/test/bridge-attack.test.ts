@@ -2,36 +2,20 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, inject, test } from 'vitest';
-import { createStaticResolver, spawnWithManagedNetwork, startNetworkProxy } from '../src/index.ts';
+import { afterEach, beforeEach, expect, test } from 'vitest';
+import { createStaticResolver, startNetworkProxy } from '../src/index.ts';
 import { bridgeEndpointOf } from '../src/internal/bridge-endpoint.ts';
-import {
-  BASE_ENV,
-  bwrapArgv,
-  childPids,
-  type Origin,
-  openFdCount,
-  run,
-  spawnChild,
-  startOrigin,
-  type TestChild,
-  waitFor,
-} from './helpers/index.ts';
-
-const bridgeScript = inject('bridgeScript');
+import { runBehindBridge } from './helpers/bridge-run.ts';
+import { bwrapArgv, type Origin, run, startOrigin } from './helpers/index.ts';
 
 let origin: Origin;
-let fdsBefore: number;
 
 beforeEach(async () => {
-  fdsBefore = openFdCount();
   origin = await startOrigin();
 });
 
 afterEach(async () => {
   await origin.close();
-  await waitFor(() => openFdCount() <= fdsBefore, { what: 'fds to be released' });
-  await waitFor(() => childPids().length === 0, { what: 'child processes to exit' });
 });
 
 /** A host daemon's unix socket: counts connections and every byte it receives. */
@@ -83,14 +67,10 @@ test('a proxy socket swapped for a symlink to a host daemon: the daemon gets no 
       `curl -sS --max-time 20 http://127.0.0.1:${origin.port}/mirror; c=$?; echo; echo mirror=$c`,
       `curl -sS --max-time 5 -x "$ALL_PROXY" http://allowed.test:${origin.port}/socks; c=$?; echo; echo socks=$c`,
     ].join('\n');
-    let child: TestChild | undefined;
-    const managed = await spawnWithManagedNetwork({
-      argv: bwrapArgv(['sh', '-c', script]),
-      env: BASE_ENV,
+    const { child } = await runBehindBridge({
       proxy,
-      closeProxyOnExit: true,
-      bridge: { bridgeScript },
-      spawn: async (request) => {
+      argv: bwrapArgv(['sh', '-c', script]),
+      beforeSpawn: async () => {
         // The bridge is up; now every socket in the proxy's folder leads to a host daemon.
         expect((await readdir(proxy.socketDir)).sort()).toEqual(
           [endpoint.httpSocketName, endpoint.socksSocketName, 'http.sock', 'socks.sock'].sort(),
@@ -99,12 +79,8 @@ test('a proxy socket swapped for a symlink to a host daemon: the daemon gets no 
         await swapForSymlink(proxy.httpSocketPath, join(decoyDir, 'chatty.sock'));
         await swapForSymlink(join(proxy.socketDir, endpoint.socksSocketName), join(decoyDir, 'silent.sock'));
         await swapForSymlink(proxy.socksSocketPath, join(decoyDir, 'silent.sock'));
-        child = spawnChild(request);
-        return child;
       },
     });
-    await managed.closed;
-    if (!child) throw new Error('spawn was not called');
     const stdout = child.stdout();
     const codes = Object.fromEntries([...stdout.matchAll(/^(\w+)=(\d+)$/gm)].map((m) => [m[1], m[2]]));
     // The attack reached the daemons (the bridge did connect to them)...

@@ -1,12 +1,8 @@
 import { networkInterfaces } from 'node:os';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { createStaticResolver } from '../src/index.ts';
-import { childPids, startExecutorServer, startOrigin, waitFor } from './helpers/index.ts';
+import { startExecutorServer, startOrigin } from './helpers/index.ts';
 import { runProxied } from './helpers/run-proxied.ts';
-
-afterEach(async () => {
-  await waitFor(() => childPids().length === 0, { what: 'child processes to exit' });
-});
 
 /** `curl` of `url` (extra args first); prints `<name>=<curl exit code>` after the body. */
 const curlLine = (name: string, args: string): string =>

@@ -4,25 +4,16 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, expect, inject, test } from 'vitest';
-import { createStaticResolver, spawnWithManagedNetwork, startNetworkProxy } from '../src/index.ts';
-import {
-  BASE_ENV,
-  bwrapArgv,
-  childPids,
-  spawnChild,
-  startOrigin,
-  type TestChild,
-  waitFor,
-} from './helpers/index.ts';
+import { afterEach, expect, test } from 'vitest';
+import { createStaticResolver, startNetworkProxy } from '../src/index.ts';
+import { runBehindBridge } from './helpers/bridge-run.ts';
+import { bwrapArgv, startOrigin } from './helpers/index.ts';
 
-const bridgeScript = inject('bridgeScript');
 const PLANTED = ['unshare', 'nsenter', 'ip', 'ifconfig', 'sh', 'node'];
 
 const savedPath = process.env.PATH;
 afterEach(async () => {
   process.env.PATH = savedPath;
-  await waitFor(() => childPids().length === 0, { what: 'child processes to exit' });
 });
 
 test('helpers planted in a writable folder first on the executor PATH are never run', async () => {
@@ -43,22 +34,13 @@ test('helpers planted in a writable folder first on the executor PATH are never 
       resolver: createStaticResolver({ 'allowed.test': '127.0.0.1' }),
       loopbackPorts: [origin.port],
     });
-    let child: TestChild | undefined;
-    const managed = await spawnWithManagedNetwork({
-      argv: bwrapArgv(['sh', '-c', `curl -sS --max-time 20 http://allowed.test:${origin.port}/planted`]),
-      env: BASE_ENV,
+    const { bridge, child } = await runBehindBridge({
       proxy,
-      closeProxyOnExit: true,
-      bridge: { bridgeScript },
-      spawn: (request) => {
-        child = spawnChild(request);
-        return child;
-      },
+      argv: bwrapArgv(['sh', '-c', `curl -sS --max-time 20 http://allowed.test:${origin.port}/planted`]),
     });
-    await managed.closed;
-    expect(child?.stdout(), child?.stderr()).toBe(`hello allowed.test:${origin.port}/planted`);
-    // The wrapped argv names nsenter by absolute path from a system folder.
-    expect(managed.bridge.wrapArgv(['true'])[0]).toMatch(/^\/(usr\/)?s?bin\/nsenter$/);
+    expect(child.stdout(), child.stderr()).toBe(`hello allowed.test:${origin.port}/planted`);
+    // The bridge prefix names nsenter by absolute path from a system folder.
+    expect(bridge.prefixArgv[0]).toMatch(/^\/(usr\/)?s?bin\/nsenter$/);
     expect(await readdir(markers)).toEqual([]);
     for (const name of PLANTED) expect(existsSync(join(markers, name))).toBe(false);
   } finally {

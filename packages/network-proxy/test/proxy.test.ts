@@ -3,24 +3,16 @@ import { existsSync } from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
 import { ExecError } from '@execd/protocol';
+import type { NetworkDenial } from '@execd/protocol/contract';
+import { waitFor } from '@execd/test-kit';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import {
   createStaticResolver,
   type NetworkDecider,
-  type NetworkDenial,
   type NetworkProxyOptions,
   startNetworkProxy,
 } from '../src/index.ts';
-import {
-  childPids,
-  curl,
-  makeCertificate,
-  type Origin,
-  openFdCount,
-  startOrigin,
-  startTlsOrigin,
-  waitFor,
-} from './helpers/index.ts';
+import { curl, makeCertificate, type Origin, startOrigin, startTlsOrigin } from './helpers/index.ts';
 import {
   connectTunnel,
   fetchDispatcherViaProxy,
@@ -37,18 +29,13 @@ const HOSTS = {
 };
 
 let origin: Origin;
-let fdsBefore: number;
 
 beforeEach(async () => {
-  fdsBefore = openFdCount();
   origin = await startOrigin();
 });
 
 afterEach(async () => {
   await origin.close();
-  // Every test closes what it opened: the fd count returns to where it was.
-  await waitFor(() => openFdCount() <= fdsBefore, { what: 'fds to be released' });
-  await waitFor(() => childPids().length === 0, { what: 'child processes to exit' });
 });
 
 function proxyOptions(extra: NetworkProxyOptions = {}): NetworkProxyOptions {

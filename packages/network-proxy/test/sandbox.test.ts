@@ -2,28 +2,24 @@ import { existsSync } from 'node:fs';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ExecError } from '@execd/protocol';
+import { isProcessRunning, waitFor } from '@execd/test-kit';
 import { afterEach, beforeEach, describe, expect, inject, test } from 'vitest';
 import {
   createStaticResolver,
   type NetworkProxyOptions,
-  spawnWithManagedNetwork,
   startBridge,
   startNetworkProxy,
 } from '../src/index.ts';
+import { runBehindBridge } from './helpers/bridge-run.ts';
 import {
   BASE_ENV,
   bwrapArgv,
-  childPids,
-  isAlive,
   makeCertificate,
   type Origin,
-  openFdCount,
   run,
   spawnChild,
   startOrigin,
   startTlsOrigin,
-  type TestChild,
-  waitFor,
 } from './helpers/index.ts';
 
 const bridgeScript = inject('bridgeScript');
@@ -31,17 +27,13 @@ const indexBundle = inject('indexBundle');
 const FIXTURE = new URL('./fixtures/managed-run.mjs', import.meta.url).pathname;
 
 let origin: Origin;
-let fdsBefore: number;
 
 beforeEach(async () => {
-  fdsBefore = openFdCount();
   origin = await startOrigin();
 });
 
 afterEach(async () => {
   await origin.close();
-  await waitFor(() => openFdCount() <= fdsBefore, { what: 'fds to be released' });
-  await waitFor(() => childPids().length === 0, { what: 'child processes to exit' });
 });
 
 function proxyOptions(extra: NetworkProxyOptions = {}): NetworkProxyOptions {
@@ -57,21 +49,12 @@ function proxyOptions(extra: NetworkProxyOptions = {}): NetworkProxyOptions {
 /** Runs `script` with `sh -c` in bwrap behind the managed network; resolves after full teardown. */
 async function runSandboxed(script: string, extra: NetworkProxyOptions = {}, userNamespace?: boolean) {
   const proxy = await startNetworkProxy(proxyOptions(extra));
-  let child: TestChild | undefined;
-  const managed = await spawnWithManagedNetwork({
-    argv: bwrapArgv(['sh', '-c', script]),
-    env: BASE_ENV,
+  const { bridge, child, exit } = await runBehindBridge({
     proxy,
-    closeProxyOnExit: true,
+    argv: bwrapArgv(['sh', '-c', script]),
     bridge: { bridgeScript, userNamespace },
-    spawn: (request) => {
-      child = spawnChild(request);
-      return child;
-    },
   });
-  await managed.closed;
-  if (!child) throw new Error('spawn was not called');
-  return { proxy, managed, child, exit: await child.exited, stdout: child.stdout(), stderr: child.stderr() };
+  return { proxy, bridge, child, exit, stdout: child.stdout(), stderr: child.stderr() };
 }
 
 /** `name=<curl exit code>` lines printed by the scripts below. */
@@ -79,7 +62,7 @@ function codes(stdout: string): Record<string, string> {
   return Object.fromEntries([...stdout.matchAll(/^(\w+)=(\d+)$/gm)].map((m) => [m[1], m[2]]));
 }
 
-describe('a command in bwrap --unshare-net behind the managed network', () => {
+describe("a command in bwrap inside the bridge's network namespace", () => {
   test('reaches allowed hosts only through the proxy; bypasses and DNS fail; denials are recorded', async () => {
     await using elsewhere = await startOrigin();
     const port = origin.port;
@@ -93,7 +76,7 @@ describe('a command in bwrap --unshare-net behind the managed network', () => {
       `echo marker=$CODEX_NETWORK_PROXY_ACTIVE`,
       `tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ','; echo`,
     ].join('\n');
-    const { proxy, managed, exit, stdout, stderr } = await runSandboxed(script);
+    const { proxy, bridge, exit, stdout, stderr } = await runSandboxed(script);
     expect(exit.code, stderr).toBe(0);
     expect(stdout).toContain(`hello allowed.test:${port}/via-proxy`);
     expect(stdout).toContain(`execd network proxy: denied.test:${port} is denied by the network policy`);
@@ -119,7 +102,7 @@ describe('a command in bwrap --unshare-net behind the managed network', () => {
       'socks5 allowed.test allow allow:allowed.test',
       'https 127.0.0.1 allow loopbackPorts',
     ]);
-    expect(isAlive(managed.bridge.pid)).toBe(false);
+    expect(isProcessRunning(bridge.pid)).toBe(false);
   });
 
   test('HTTPS through HTTPS_PROXY keeps end-to-end TLS (curl verifies the origin certificate)', async () => {
@@ -192,18 +175,18 @@ describe('a command in bwrap --unshare-net behind the managed network', () => {
     expect(report.output).toContain('65534\n');
     expect(report.output).toContain(`hello allowed.test:${origin.port}/unprivileged`);
     expect(report.output).toContain('direct=7');
-    expect(isAlive(report.bridgePid)).toBe(false);
+    expect(isProcessRunning(report.bridgePid)).toBe(false);
   });
 });
 
 describe('lifetime', () => {
   test('the bridge and the proxy die with the process and leak no sockets, files or fds', async () => {
-    const { proxy, managed } = await runSandboxed('exit 3');
-    expect(isAlive(managed.bridge.pid)).toBe(false);
+    const { proxy, bridge } = await runSandboxed('exit 3');
+    expect(isProcessRunning(bridge.pid)).toBe(false);
     expect(proxy.closed).toBe(true);
     expect(proxy.activeConnections).toBe(0);
     expect(existsSync(proxy.httpSocketPath)).toBe(false);
-    await managed.close();
+    await bridge.close();
   });
 
   test('when the executor dies, the bridge and the sandbox die too', async () => {
@@ -233,44 +216,34 @@ describe('lifetime', () => {
         what: 'the executor to report its pids',
       },
     );
-    expect(isAlive(pids.bridgePid)).toBe(true);
-    expect(isAlive(pids.childPid)).toBe(true);
+    expect(isProcessRunning(pids.bridgePid)).toBe(true);
+    expect(isProcessRunning(pids.childPid)).toBe(true);
     executor.kill('SIGKILL');
     await closed;
-    await waitFor(() => !isAlive(pids.bridgePid) && !isAlive(pids.childPid), {
+    await waitFor(() => !isProcessRunning(pids.bridgePid) && !isProcessRunning(pids.childPid), {
       what: 'bridge and sandbox to exit',
     });
     // A SIGKILLed executor cannot remove its proxy's socket directory; the test does.
     await rm(dirname(pids.socketPath), { recursive: true, force: true });
   });
 
-  test('if the bridge cannot start, nothing is spawned and an owned proxy is closed', async () => {
-    const proxy = await startNetworkProxy(proxyOptions());
-    let spawned = false;
-    const attempt = spawnWithManagedNetwork({
-      argv: bwrapArgv(['true']),
-      env: BASE_ENV,
-      proxy,
-      closeProxyOnExit: true,
-      bridge: { bridgeScript: '/nonexistent/bridge.js' },
-      spawn: (request) => {
-        spawned = true;
-        return spawnChild(request);
-      },
-    });
+  test('if the bridge cannot start, startBridge fails with spawnFailed and leaves the proxy open', async () => {
+    // Nothing can be spawned behind a bridge that does not exist (sandboxing's test/proxied has
+    // "nothing is spawned"); closing the proxy is its owner's job (exec-server's ProcessNetwork).
+    await using proxy = await startNetworkProxy(proxyOptions());
+    const attempt = startBridge({ proxy, bridgeScript: '/nonexistent/bridge.js' });
     await expect(attempt).rejects.toSatisfy(
       (error: unknown) => ExecError.is(error) && error.code === 'spawnFailed',
     );
-    expect(spawned).toBe(false);
-    expect(proxy.closed).toBe(true);
+    expect(proxy.closed).toBe(false);
   });
 
-  test('wrapArgv also confines a command that is not sandboxed otherwise', async () => {
+  test('the bridge prefix also confines a command that is not sandboxed otherwise', async () => {
     await using proxy = await startNetworkProxy(proxyOptions());
     await using bridge = await startBridge({ proxy, bridgeScript });
     const script = `curl -sS http://allowed.test:${origin.port}/plain; echo; curl -sS --noproxy '*' --max-time 5 http://1.1.1.1/ >/dev/null 2>&1; echo direct=$?`;
     const child = spawnChild({
-      argv: bridge.wrapArgv(['sh', '-c', script]),
+      argv: [...bridge.prefixArgv, 'sh', '-c', script],
       env: { ...BASE_ENV, ...bridge.env },
     });
     await child.exited;

@@ -2,9 +2,9 @@ import { lstat, mkdir, mkdtemp, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ExecError } from '@execd/protocol';
+import { tempDirs } from '@execd/pty-utils';
 import { afterEach, describe, expect, test } from 'vitest';
 import { startNetworkProxy } from '../src/index.ts';
-import { tempDirs } from '../src/internal/temp-dirs.ts';
 
 const isInvalidParams = (error: unknown): boolean => ExecError.is(error) && error.code === 'invalidParams';
 const cleanups: string[] = [];

@@ -78,23 +78,15 @@ export {
   withManagedNetwork,
 } from './policy.ts';
 export {
-  type BwrapLaunch,
-  NETWORK_DISABLED_ENV_VAR,
   prepareSandboxCommand,
   type SandboxCommand,
   type SandboxCommandRequest,
   type SandboxProxyRouting,
   type SandboxSelection,
-  SEATBELT_ENV_VAR,
   sandboxFromContext,
 } from './prepare.ts';
 export { DEFAULT_ROOT_PINS, SandboxRootPins } from './root-pins.ts';
+export { NETWORK_DISABLED_ENV_VAR, SEATBELT_ENV_VAR } from './sandbox-plan.ts';
 export { platformSandbox, policyNeedsSandbox, type SelectSandboxOptions, selectSandbox } from './select.ts';
-export {
-  type SpawnedLimits,
-  type SpawnedNetwork,
-  type SpawnManagedNetwork,
-  type SpawnRequest,
-  type SpawnResult,
-  spawnProcess,
-} from './spawn.ts';
+export { type SpawnedLimits, type SpawnRequest, type SpawnResult, spawnProcess } from './spawn.ts';
+export type { SpawnedNetwork, SpawnManagedNetwork } from './spawn-network.ts';

@@ -1,7 +1,5 @@
-import type { NetworkBridge, NetworkProxy, StartBridgeOptions } from '@execd/network-proxy';
-import { spawnWithManagedNetwork } from '@execd/network-proxy';
-import type { SandboxType } from '@execd/protocol';
-import { type Logger, type SpawnedProcess, spawnPipe, spawnPty } from '@execd/pty-utils';
+import type { Logger, SandboxType } from '@execd/protocol';
+import { type SpawnedProcess, spawnPipe, spawnPty } from '@execd/pty-utils';
 import {
   type CommandCgroup,
   type CommandLimits,
@@ -13,19 +11,11 @@ import {
   launcherLimitLines,
   type ResourceControl,
 } from './limits/index.ts';
-import { prepareSandboxCommand, type SandboxSelection } from './prepare.ts';
+import type { NetworkRoute } from './linux/command-line.ts';
+import type { SandboxSelection } from './prepare.ts';
 import type { SandboxRootPins } from './root-pins.ts';
-
-/** The managed network of a `proxied` command: its proxy, and how to start the bridge to it. */
-export interface SpawnManagedNetwork {
-  /**
-   * The proxy this command's traffic must go through (one per process: decider answers are cached
-   * per proxy). The caller owns it and closes it once the process is done.
-   */
-  readonly proxy: NetworkProxy;
-  /** Bridge settings (ports inside the sandbox, user namespace, script, start timeout, logger). */
-  readonly bridge?: Omit<StartBridgeOptions, 'proxy'> | undefined;
-}
+import { planSandboxCommand, type SandboxPlan } from './sandbox-plan.ts';
+import { type SpawnedNetwork, type SpawnManagedNetwork, spawnBehindBridge } from './spawn-network.ts';
 
 /** One command to launch, sandboxed or not (the original's `SpawnRequest`). */
 export interface SpawnRequest {
@@ -77,15 +67,6 @@ export interface SpawnedLimits {
   events(): Promise<LimitEvents>;
   /** A sentence for the tool result when a limit was hit (`undefined` otherwise). Final once closed. */
   describeHit(): Promise<string | undefined>;
-}
-
-/** The bridge of a `proxied` command; it is torn down when the command has exited and its output ended. */
-export interface SpawnedNetwork extends AsyncDisposable {
-  readonly bridge: NetworkBridge;
-  /** Resolves once the bridge is gone (after the command closed, or `close()`). Never rejects. */
-  readonly closed: Promise<void>;
-  /** Stops the bridge now (the command then has no network). Idempotent. */
-  close(): Promise<void>;
 }
 
 /** A launched child and the sandbox it actually runs under. */
@@ -153,85 +134,53 @@ export async function spawnProcess(request: SpawnRequest): Promise<SpawnResult> 
   return { ...result, limits: limits.limits };
 }
 
+/** Lays out the plan's command line (once) and spawns it in a PTY or on pipes. */
+async function spawnPlanned(
+  request: SpawnRequest,
+  plan: SandboxPlan,
+  route: NetworkRoute | undefined,
+): Promise<SpawnedProcess> {
+  const { argv, env } = plan.commandLine(route);
+  request.logger?.debug('sandboxing: spawn', {
+    sandboxType: plan.sandboxType,
+    proxyRouted: plan.proxyRouted,
+    argv,
+  });
+  const options = {
+    argv,
+    cwd: request.cwd,
+    env,
+    arg0: plan.arg0,
+    drainTimeoutMs: request.drainTimeoutMs,
+    logger: request.logger,
+  };
+  return request.tty
+    ? spawnPty({ ...options, cols: request.cols, rows: request.rows })
+    : spawnPipe({ ...options, stdin: request.stdinOpen ? 'pipe' : 'null' });
+}
+
 async function spawnPrepared(
   request: SpawnRequest,
   launcherPreamble: readonly string[],
 ): Promise<SpawnResult> {
   const managed = request.managedNetwork;
-  const prepared = await prepareSandboxCommand({
+  // Everything that can refuse the command (unsupported, invalidParams, a missing program)
+  // happens here, before a bridge is started.
+  const plan = await planSandboxCommand({
     ...request,
     launcherPreamble,
-    managedNetwork:
-      managed === undefined
-        ? undefined
-        : { proxySocketPaths: [managed.proxy.httpSocketPath, managed.proxy.socksSocketPath] },
+    proxySocketDir: managed?.proxy.socketDir,
   });
-  request.logger?.debug('sandboxing: spawn', {
-    sandboxType: prepared.sandboxType,
-    proxyRouted: prepared.proxyRouted,
-    argv: prepared.argv,
-  });
-  const spawn = (argv: readonly string[], env: Readonly<Record<string, string>>): Promise<SpawnedProcess> => {
-    const options = {
-      argv,
-      cwd: request.cwd,
-      env,
-      arg0: prepared.arg0,
-      drainTimeoutMs: request.drainTimeoutMs,
-      logger: request.logger,
-    };
-    return request.tty
-      ? spawnPty({ ...options, cols: request.cols, rows: request.rows })
-      : spawnPipe({ ...options, stdin: request.stdinOpen ? 'pipe' : 'null' });
-  };
-  if (!prepared.proxyRouted || managed === undefined) {
-    let child: SpawnedProcess;
-    try {
-      child = await spawn(prepared.argv, prepared.env);
-    } catch (error) {
-      await prepared.release();
-      throw error;
-    }
-    void child.closed.then(prepared.release, prepared.release);
-    return { process: child, sandboxType: prepared.sandboxType };
-  }
-  // `launcher nsenter ... -- bwrap ...`: the launcher opens the seccomp filter outside the bridge's
-  // namespaces (a user-namespace bridge could not open it), nsenter passes fd 9 on to bwrap. The
-  // proxy variables join the command's environment as bwrap `--setenv`s (after its own, so they
-  // win); nsenter and the launcher keep the fixed launcher environment.
-  const bwrap = prepared.bwrap;
-  if (bwrap === undefined) throw new Error('sandboxing: a proxy-routed command without a bubblewrap launch');
-  let routed: Awaited<
-    ReturnType<typeof spawnWithManagedNetwork<{ child: SpawnedProcess; exited: Promise<unknown> }>>
-  >;
+  let launched: { process: SpawnedProcess; network?: SpawnedNetwork };
   try {
-    routed = await spawnWithManagedNetwork({
-      argv: bwrap.inner,
-      env: {},
-      proxy: managed.proxy,
-      bridge: { logger: request.logger, ...managed.bridge },
-      // The bridge stays up until the command's output has ended, not just until it exited: a
-      // descendant still holding its pipes may still be using the network.
-      spawn: async ({ argv, env: proxyEnv }) => {
-        const at = argv.indexOf(bwrap.inner[0]!);
-        if (at < 0) throw new Error('sandboxing: the managed network dropped bubblewrap from the argv');
-        const proxyFlags = Object.entries(proxyEnv).flatMap(([name, value]) => ['--setenv', name, value]);
-        const withProxyEnv = [...argv];
-        withProxyEnv.splice(at + 1 + bwrap.envFlagCount, 0, ...proxyFlags);
-        const child = await spawn(bwrap.relaunch(withProxyEnv), prepared.env);
-        return { child, exited: child.closed };
-      },
-    });
+    launched =
+      plan.proxyRouted && managed !== undefined
+        ? await spawnBehindBridge(managed, request.logger, (route) => spawnPlanned(request, plan, route))
+        : { process: await spawnPlanned(request, plan, undefined) };
   } catch (error) {
-    await prepared.release();
+    await plan.release();
     throw error;
   }
-  void routed.child.exited.then(prepared.release, prepared.release);
-  const network: SpawnedNetwork = {
-    bridge: routed.bridge,
-    closed: routed.closed,
-    close: routed.close,
-    [Symbol.asyncDispose]: routed.close,
-  };
-  return { process: routed.child.child, sandboxType: prepared.sandboxType, network };
+  void launched.process.closed.then(plan.release, plan.release);
+  return { ...launched, sandboxType: plan.sandboxType };
 }

@@ -1,15 +1,15 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExecError } from '@execd/protocol';
-import { afterEach, beforeAll, expect, test } from 'vitest';
+import { waitFor } from '@execd/test-kit';
+import { beforeAll, expect, test } from 'vitest';
 import { isUserNamespaceFailure, probeBwrap } from '../src/index.ts';
-import { expectNoChildren, requireBwrap, sleepMarker, sleepPids, tempDir, waitFor } from './helpers/index.ts';
+import { requireBwrap, sleepMarker, sleepPids, tempDir } from './helpers/index.ts';
 
 let bwrap: string;
 beforeAll(() => {
   bwrap = requireBwrap();
 });
-afterEach(expectNoChildren);
 
 /** A stand-in bubblewrap: `--help` answers `help`, anything else runs `body`; every call is counted. */
 function fakeBwrap(
@@ -82,9 +82,9 @@ test('the probe does not wait for descendants holding stderr open', async () => 
   try {
     expect(await probeBwrap(fake.path)).toMatchObject({ path: fake.path });
   } finally {
-    await waitFor(() => sleepPids(marker).length > 0, 'the stray sleep');
+    await waitFor(() => sleepPids(marker).length > 0, { what: 'the stray sleep' });
     for (const pid of sleepPids(marker)) process.kill(pid, 'SIGKILL');
-    await waitFor(() => sleepPids(marker).length === 0, 'the stray sleep to die');
+    await waitFor(() => sleepPids(marker).length === 0, { what: 'the stray sleep to die' });
   }
 });
 

@@ -14,6 +14,7 @@ import {
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
+import { waitFor } from '@execd/test-kit';
 import { afterEach, describe, expect, test } from 'vitest';
 import { commandGroupName, groupOwner } from '../src/limits/group-name.ts';
 import {
@@ -30,8 +31,6 @@ import {
 import { parentDirectories } from '../src/limits/sweep.ts';
 
 const BWRAP = '/usr/bin/bwrap';
-/** Generous: the 2-core box is shared with other suites. */
-const WAIT_TIMEOUT_MS = 20_000;
 const MIB = 1024 * 1024;
 
 const isRoot = process.getuid?.() === 0;
@@ -46,16 +45,6 @@ const usable = control.controllers.includes('pids') && control.controllers.inclu
 const v1Host = readFileSync('/proc/self/mountinfo', 'utf8')
   .split('\n')
   .some((line) => / - cgroup cgroup .*\bpids\b/.test(line));
-
-async function waitFor<T>(predicate: () => T | Promise<T>, what: string): Promise<NonNullable<T>> {
-  const deadline = Date.now() + WAIT_TIMEOUT_MS;
-  for (;;) {
-    const value = await predicate();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 interface ProcEntry {
   readonly pid: number;
@@ -217,7 +206,9 @@ describe.skipIf(!usable)('per-command cgroups', () => {
       launcherLimitLines({ procsFiles: cgroup.procsFiles }),
       sandboxed(`for i in $(seq 200); do sleep ${sleep} & done; wait`),
     );
-    await waitFor(async () => (await cgroup.readEvents()).pidsLimitHit, 'a fork refused by the pids limit');
+    await waitFor(async () => (await cgroup.readEvents()).pidsLimitHit, {
+      what: 'a fork refused by the pids limit',
+    });
     const pidsDir = cgroup.paths.find((dir) => existsSync(posix.join(dir, 'pids.current')))!;
     expect(Number(readFileSync(posix.join(pidsDir, 'pids.current'), 'utf8'))).toBeLessThanOrEqual(50);
     const running = sleepers(sleep).length;
@@ -258,7 +249,7 @@ describe.skipIf(!usable)('per-command cgroups', () => {
     expect((await cgroup.readEvents()).cpuLimitHit).toBe(true);
     expect(await cgroup.readCpuSeconds()).toBeGreaterThanOrEqual(1);
     // bubblewrap outside may die a moment before the loop it sandboxes: the kill is one round.
-    await waitFor(() => members(cgroup).length === 0, 'every process of the group to die');
+    await waitFor(() => members(cgroup).length === 0, { what: 'every process of the group to die' });
   });
 
   test('without a CPU limit a command is not killed for its CPU time', async () => {
@@ -281,10 +272,9 @@ describe.skipIf(!usable)('per-command cgroups', () => {
       `setsid sleep ${sleep} </dev/null >/dev/null 2>&1 &`,
     ]);
     expect(await exited).toEqual({ code: 0, signal: null });
-    const [daemon] = await waitFor(
-      () => (sleepers(sleep).length > 0 ? sleepers(sleep) : undefined),
-      'the daemon',
-    );
+    const [daemon] = await waitFor(() => (sleepers(sleep).length > 0 ? sleepers(sleep) : undefined), {
+      what: 'the daemon',
+    });
     expect(daemon!.session).toBe(daemon!.pid);
     expect(daemon!.session).not.toBe(child.pid);
     expect(members(cgroup)).toContain(daemon!.pid);
@@ -331,10 +321,9 @@ describe.skipIf(!usable)('per-command cgroups', () => {
     ];
     const script = `${attempts.map((a) => `(${a}) 2>/dev/null && echo ESCAPED`).join('\n')}\nexec sleep ${sleep}`;
     const { output } = launch(launcherLimitLines({ procsFiles: cgroup.procsFiles }), sandboxed(script));
-    const [sleeper] = await waitFor(
-      () => (sleepers(sleep).length > 0 ? sleepers(sleep) : undefined),
-      'the command',
-    );
+    const [sleeper] = await waitFor(() => (sleepers(sleep).length > 0 ? sleepers(sleep) : undefined), {
+      what: 'the command',
+    });
     expect(output.stdout).not.toContain('ESCAPED');
     expect(members(cgroup)).toContain(sleeper!.pid);
     const pidsDir = cgroup.paths.find((dir) => existsSync(posix.join(dir, 'pids.max')))!;
@@ -381,7 +370,7 @@ describe.skipIf(!usable)('per-command cgroups', () => {
       ['sleep', sleep],
     );
     try {
-      await waitFor(() => sleepers(sleep).length === 1, 'the process in the busy group');
+      await waitFor(() => sleepers(sleep).length === 1, { what: 'the process in the busy group' });
       const result = await sweepStaleCommandGroups(control);
       expect(result.removed).toEqual(expect.arrayContaining(stale));
       expect(result.busy).toEqual(expect.arrayContaining(busy));
@@ -390,10 +379,9 @@ describe.skipIf(!usable)('per-command cgroups', () => {
     } finally {
       for (const entry of sleepers(sleep)) process.kill(entry.pid, 'SIGKILL');
       await exited;
-      await waitFor(
-        () => busy.every((dir) => readFileSync(posix.join(dir, 'cgroup.procs'), 'utf8') === ''),
-        'empty',
-      );
+      await waitFor(() => busy.every((dir) => readFileSync(posix.join(dir, 'cgroup.procs'), 'utf8') === ''), {
+        what: 'empty',
+      });
       for (const dir of [...busy, ...foreign]) rmdirSync(dir);
     }
   });
@@ -494,10 +482,9 @@ describe.skipIf(v2.kind !== 'cgroup2')('cgroup v2 command groups', () => {
       `setsid sleep ${sleep} </dev/null >/dev/null 2>&1 &`,
     ]);
     await exited;
-    const [daemon] = await waitFor(
-      () => (sleepers(sleep).length > 0 ? sleepers(sleep) : undefined),
-      'the daemon',
-    );
+    const [daemon] = await waitFor(() => (sleepers(sleep).length > 0 ? sleepers(sleep) : undefined), {
+      what: 'the daemon',
+    });
     expect(members(daemonGroup)).toContain(daemon!.pid);
     await daemonGroup.killAll();
     expect(sleepers(sleep)).toEqual([]);

@@ -6,10 +6,10 @@ import { dirname, join } from 'node:path';
 import { createStaticResolver, type NetworkProxy, startNetworkProxy } from '@execd/network-proxy';
 import { ExecError, type SandboxContext } from '@execd/protocol';
 import { isProcessAlive } from '@execd/pty-utils';
-import { type Origin, startOrigin } from '@execd/test-kit';
+import { type Origin, startOrigin, waitFor } from '@execd/test-kit';
 import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { type SpawnResult, sandboxFromContext, spawnProcess } from '../src/index.ts';
-import { childEnv, expectNoChildren, requireBwrap, tempDir, waitFor } from './helpers/index.ts';
+import { prepareSandboxCommand, type SpawnResult, sandboxFromContext, spawnProcess } from '../src/index.ts';
+import { childEnv, requireBwrap, tempDir } from './helpers/index.ts';
 
 let origin: Origin;
 let proxy: NetworkProxy;
@@ -31,7 +31,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await proxy.close();
   await origin.close();
-  await expectNoChildren();
 });
 
 interface Run {
@@ -184,6 +183,70 @@ describe('proxied network under bubblewrap', () => {
     expect(proxy.closed).toBe(false);
   });
 
+  test("if the bridge cannot start, nothing is spawned and the proxy stays the caller's", async () => {
+    using ws = tempDir();
+    const marker = join(ws.path, 'ran');
+    const error = await spawnProcess({
+      command: ['/bin/bash', '-c', `touch ${marker}`],
+      cwd: ws.path,
+      env: childEnv(),
+      sandbox: sandboxFromContext({ profile: 'workspace-write', network: 'proxied' }, ws.path, { env: {} }),
+      tty: false,
+      stdinOpen: false,
+      managedNetwork: { proxy, bridge: { bridgeScript: '/nonexistent/bridge.js' } },
+    }).catch((caught: unknown) => caught);
+    expect(ExecError.is(error) && error.code).toBe('spawnFailed');
+    expect(existsSync(marker)).toBe(false);
+    expect(proxy.closed).toBe(false);
+  });
+
+  test('the launch line: launcher, bridge prefix, bwrap without --unshare-net, proxy variables last', async () => {
+    using ws = tempDir();
+    const sandbox = sandboxFromContext({ profile: 'workspace-write', network: 'proxied' }, ws.path, {
+      env: {},
+    });
+    const prefixArgv = ['/usr/bin/nsenter', '--target', '4242', '--net', '--'];
+    const command = ['/bin/true', '--unshare-net'];
+    const routed = await prepareSandboxCommand({
+      command,
+      cwd: ws.path,
+      env: childEnv({ HTTP_PROXY: 'http://elsewhere' }),
+      sandbox,
+      tty: false,
+      managedNetwork: {
+        socketDir: proxy.socketDir,
+        prefixArgv,
+        env: { HTTP_PROXY: 'http://127.0.0.1:3128' },
+      },
+    });
+    try {
+      expect(routed.proxyRouted).toBe(true);
+      const at = routed.argv.indexOf(prefixArgv[0]!);
+      expect(routed.argv.slice(at, at + prefixArgv.length)).toEqual(prefixArgv);
+      const bwrap = routed.argv.slice(at + prefixArgv.length);
+      expect(bwrap[0]).toMatch(/\/bwrap$/);
+      expect(bwrap.slice(-command.length)).toEqual(command);
+      const flags = bwrap.slice(0, -command.length);
+      expect(flags).not.toContain('--unshare-net');
+      expect(flags.join(' ')).toContain(`--tmpfs ${proxy.socketDir} --remount-ro ${proxy.socketDir}`);
+      const proxyValue = flags.lastIndexOf('HTTP_PROXY') + 1;
+      expect(flags[proxyValue]).toBe('http://127.0.0.1:3128');
+      expect(flags).not.toContain('http://elsewhere');
+      expect(flags).not.toContain('CODEX_SANDBOX_NETWORK_DISABLED');
+    } finally {
+      await routed.release();
+    }
+    // Without a bridge, the same command keeps --unshare-net: proxied without a route is off.
+    const off = await prepareSandboxCommand({ command, cwd: ws.path, env: childEnv(), sandbox, tty: false });
+    try {
+      expect(off.proxyRouted).toBe(false);
+      expect(off.argv.slice(0, -command.length)).toContain('--unshare-net');
+      expect(off.argv).not.toContain(prefixArgv[0]);
+    } finally {
+      await off.release();
+    }
+  });
+
   test('without a managed network, proxied is enforced as off', async () => {
     using ws = tempDir();
     const result = await spawnProcess({
@@ -243,6 +306,6 @@ describe('proxied network under bubblewrap', () => {
     for await (const chunk of child.output()) text += Buffer.from(chunk.bytes);
     expect((await child.closed).exitCode).toBe(0);
     expect(text).toContain(`hello allowed.test:${origin.port}/tty`);
-    await waitFor(() => !isProcessAlive(result.network!.bridge.pid), 'the bridge to exit');
+    await waitFor(() => !isProcessAlive(result.network!.bridge.pid), { what: 'the bridge to exit' });
   });
 });

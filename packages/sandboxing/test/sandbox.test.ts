@@ -3,7 +3,8 @@ import { createServer, type Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecError } from '@execd/protocol';
-import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { waitFor } from '@execd/test-kit';
+import { beforeAll, describe, expect, test } from 'vitest';
 import {
   describeSandboxDenial,
   isLikelySandboxDenied,
@@ -13,20 +14,17 @@ import {
 } from '../src/index.ts';
 import {
   childEnv,
-  expectNoChildren,
   requireBwrap,
   runSandboxed,
   sleepMarker,
   sleepPids,
   startSandboxed,
   tempDir,
-  waitFor,
 } from './helpers/index.ts';
 
 beforeAll(() => {
   requireBwrap();
 });
-afterEach(expectNoChildren);
 
 const unique = () => `execd-${process.pid}-${Math.random().toString(36).slice(2)}`;
 
@@ -214,19 +212,21 @@ describe('PTY', () => {
     })();
     const marker = sleepMarker();
     await shell.write(`set -o | grep monitor; sleep ${marker} &\n`);
-    await waitFor(() => /monitor\s+on/.test(screen) && /\[1\] \d+/.test(screen), 'monitor mode and a job');
+    await waitFor(() => /monitor\s+on/.test(screen) && /\[1\] \d+/.test(screen), {
+      what: 'monitor mode and a job',
+    });
     await shell.write('jobs\n');
     await waitFor(
       () => new RegExp(`\\[1\\]\\+\\s+Running\\s+sleep ${marker.replace('.', '\\.')}`).test(screen),
-      'jobs',
+      { what: 'jobs' },
     );
     await shell.write('fg\n');
-    await waitFor(() => screen.includes(`sleep ${marker}\r\n`), 'fg to echo the job');
+    await waitFor(() => screen.includes(`sleep ${marker}\r\n`), { what: 'fg to echo the job' });
     await shell.write('\x1a');
-    await waitFor(() => /\[1\]\+\s+Stopped/.test(screen), 'Ctrl-Z to stop the job');
+    await waitFor(() => /\[1\]\+\s+Stopped/.test(screen), { what: 'Ctrl-Z to stop the job' });
     await shell.terminate({ graceMs: 2000 });
     await reading;
-    await waitFor(() => sleepPids(marker).length === 0, 'the stopped job to be gone');
+    await waitFor(() => sleepPids(marker).length === 0, { what: 'the stopped job to be gone' });
   });
 });
 
@@ -237,9 +237,9 @@ describe('lifetime', () => {
     const script = `sleep ${marker} & setsid sleep ${marker} & nohup sleep ${marker} >/dev/null 2>&1 & echo started; wait`;
     const { process: child } = await startSandboxed(['/bin/bash', '-c', script], { cwd: ws.path, tty });
     await using _ = child;
-    await waitFor(() => sleepPids(marker).length === 3, 'three sleeps');
+    await waitFor(() => sleepPids(marker).length === 3, { what: 'three sleeps' });
     await child.terminate({ graceMs: 2000 });
-    await waitFor(() => sleepPids(marker).length === 0, 'every sleep to be gone');
+    await waitFor(() => sleepPids(marker).length === 0, { what: 'every sleep to be gone' });
   });
 
   test('a setsid/nohup background process does not outlive its command', async () => {
@@ -251,10 +251,12 @@ describe('lifetime', () => {
       stdinOpen: true,
     });
     await using _ = child;
-    await waitFor(() => sleepPids(marker).length === 2, 'both background sleeps to run');
+    await waitFor(() => sleepPids(marker).length === 2, { what: 'both background sleeps to run' });
     await child.write('bye\n');
     expect((await child.closed).exitCode).toBe(0);
-    await waitFor(() => sleepPids(marker).length === 0, 'the background sleeps to die with the command');
+    await waitFor(() => sleepPids(marker).length === 0, {
+      what: 'the background sleeps to die with the command',
+    });
   });
 });
 
@@ -347,6 +349,6 @@ describe('no litter', () => {
     // The first sandbox still uses them: a third launch now must not treat them as existing folders.
     await first.process.write(Buffer.from('bye\n'));
     await first.process.closed;
-    await waitFor(() => readdirSync(ws.path).length === 0, 'the placeholders to be removed');
+    await waitFor(() => readdirSync(ws.path).length === 0, { what: 'the placeholders to be removed' });
   });
 });

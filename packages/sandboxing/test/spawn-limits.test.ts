@@ -3,20 +3,19 @@
 // the host, and the result says which limit was hit.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { waitFor } from '@execd/test-kit';
+import { describe, expect, test } from 'vitest';
 import {
   DEFAULT_COMMAND_LIMITS,
   detectResourceControl,
   sandboxFromContext,
   spawnProcess,
 } from '../src/index.ts';
-import { childEnv, expectNoChildren, sleepMarker, sleepPids, tempDir, waitFor } from './helpers/index.ts';
+import { childEnv, sleepMarker, sleepPids, tempDir } from './helpers/index.ts';
 
 const MIB = 1024 * 1024;
 const control = await detectResourceControl();
 const hasCgroups = process.getuid?.() === 0 && control.kind !== 'none';
-
-afterEach(expectNoChildren);
 
 async function runLimited(
   script: string,
@@ -56,7 +55,7 @@ describe.skipIf(!hasCgroups)('resource limits under bubblewrap', () => {
       output: expect.stringMatching(/started, [1-9]\d* forks failed/),
     });
     expect(await launched.limits?.describeHit()).toMatch(/process limit \(40/);
-    await waitFor(() => sleepPids(marker).length === 0, 'every sleeper to be gone');
+    await waitFor(() => sleepPids(marker).length === 0, { what: 'every sleeper to be gone' });
   });
 
   test('a memory hog is killed at the memory limit and the hit is reported', async () => {

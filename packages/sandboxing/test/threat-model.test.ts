@@ -6,19 +6,18 @@ import { createServer } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnPipe } from '@execd/pty-utils';
-import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { isLikelySandboxDenied, planFileSystem, resolveSandboxPolicy } from '../src/index.ts';
 import { buildBwrapArgs } from '../src/linux/bwrap-args.ts';
 import { LAUNCHER_ENV, SECCOMP_FD, withLauncher } from '../src/linux/launcher.ts';
 import { seccompFilterPath } from '../src/linux/seccomp-fd.ts';
 import { buildSeccompFilter, seccompArchOf } from '../src/linux/seccomp-filter.ts';
-import { expectNoChildren, requireBwrap, runSandboxed, tempDir } from './helpers/index.ts';
+import { requireBwrap, runSandboxed, tempDir } from './helpers/index.ts';
 
 let bwrap: string;
 beforeAll(() => {
   bwrap = requireBwrap();
 });
-afterEach(expectNoChildren);
 
 const unique = () => `execd-${process.pid}-${Math.random().toString(36).slice(2)}`;
 

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { TRUSTED_PATH } from '@execd/pty-utils';
 import { BRIDGE_DIR_FD, BRIDGE_READY_LINE, type BridgeConfig } from './bridge-config.ts';
-import { TRUSTED_PATH } from './executables.ts';
 
 /** Bytes of the bridge's stderr kept for error messages. */
 const STDERR_KEEP_BYTES = 4_096;

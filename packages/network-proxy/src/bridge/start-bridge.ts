@@ -1,13 +1,12 @@
-import type { ChildProcess } from 'node:child_process';
-import { ExecError, RpcError } from '@execd/protocol';
+import { ExecError, type Logger, NOOP_LOGGER, RpcError } from '@execd/protocol';
+import { TRUSTED_SYSTEM_DIRS, trustedExecutable } from '@execd/pty-utils';
 import { bridgeEndpointOf } from '../internal/bridge-endpoint.ts';
-import { type Logger, NOOP_LOGGER } from '../logger.ts';
 import type { NetworkProxy } from '../network-proxy.ts';
 import { BRIDGE_DIR_FD, type BridgeListener } from './bridge-config.ts';
-import { shareBridgeNetwork } from './bwrap-argv.ts';
-import { defaultBridgeScript, TRUSTED_SYSTEM_DIRS, trustedExecutable } from './executables.ts';
-import { type BridgeHelpers, type LaunchedBridge, launchBridge } from './launch-bridge.ts';
-import { proxyEnvironment } from './proxy-env.ts';
+import { BridgeProcess } from './bridge-process.ts';
+import { defaultBridgeScript } from './bridge-script.ts';
+import { type BridgeHelpers, launchBridge } from './launch-bridge.ts';
+import type { NetworkBridge } from './network-bridge.ts';
 
 /** Port of the HTTP proxy inside the sandbox (the conventional proxy port, as the original's default). */
 export const DEFAULT_BRIDGE_HTTP_PORT = 3128;
@@ -15,8 +14,6 @@ export const DEFAULT_BRIDGE_HTTP_PORT = 3128;
 export const DEFAULT_BRIDGE_SOCKS_PORT = 1080;
 /** How long the bridge may take to listen; generous because two cores are shared with other work. */
 export const BRIDGE_START_TIMEOUT_MS = 10_000;
-/** After SIGTERM, how long `close()` waits before SIGKILL. The bridge exits at once on SIGTERM. */
-const BRIDGE_KILL_GRACE_MS = 2_000;
 
 /** Options for `startBridge`. */
 export interface StartBridgeOptions {
@@ -80,87 +77,6 @@ async function bridgeHelpers(): Promise<BridgeHelpers & { readonly nsenter: stri
 }
 
 /**
- * A running bridge: a network namespace with the proxy ports (and loopbackPorts) on its
- * 127.0.0.1, forwarding to the proxy. Run the command inside it with `wrapArgv` and `env`.
- */
-export class NetworkBridge implements AsyncDisposable {
-  /** Pid of the bridge process (also the namespace's holder). */
-  readonly pid: number;
-  /** HTTP proxy port on 127.0.0.1 inside the namespace. */
-  readonly httpPort: number;
-  /** SOCKS5 port on 127.0.0.1 inside the namespace. */
-  readonly socksPort: number;
-  /** Host loopback ports mirrored into the namespace. */
-  readonly loopbackPorts: readonly number[];
-  /** Variables to add to the command's environment (see `proxyEnvironment`). */
-  readonly env: Readonly<Record<string, string>>;
-  /** Resolves when the bridge process has exited (never rejects). */
-  readonly exited: Promise<void>;
-  readonly #child: ChildProcess;
-  readonly #nsenter: string;
-  readonly #userNamespace: boolean;
-  #closing: Promise<void> | undefined;
-
-  /** @internal Use `startBridge`. */
-  constructor(parts: {
-    launched: LaunchedBridge;
-    httpPort: number;
-    socksPort: number;
-    loopbackPorts: readonly number[];
-    nsenter: string;
-    userNamespace: boolean;
-    logger: Logger;
-  }) {
-    const { child, exited, stderr } = parts.launched;
-    this.#child = child;
-    this.pid = child.pid ?? -1;
-    this.exited = exited;
-    void exited.then(() => {
-      // Without the bridge the command has no network left; say so (it fails closed).
-      if (this.#closing === undefined)
-        parts.logger.warn('network bridge exited unexpectedly', { pid: this.pid, stderr: stderr() });
-    });
-    this.httpPort = parts.httpPort;
-    this.socksPort = parts.socksPort;
-    this.loopbackPorts = parts.loopbackPorts;
-    this.#nsenter = parts.nsenter;
-    this.#userNamespace = parts.userNamespace;
-    this.env = Object.freeze(proxyEnvironment({ httpPort: parts.httpPort, socksPort: parts.socksPort }));
-  }
-
-  /**
-   * The argv that runs `argv` inside the bridge's network namespace:
-   * `nsenter --target PID --net [--user --preserve-credentials] -- <argv>`, where a bwrap argv has
-   * `--unshare-net` removed (see `shareBridgeNetwork`) so the sandbox keeps this namespace.
-   */
-  wrapArgv(argv: readonly string[]): string[] {
-    if (argv.length === 0) throw new RpcError('invalidParams', 'argv must not be empty');
-    const namespaces = this.#userNamespace ? ['--user', '--net', '--preserve-credentials'] : ['--net'];
-    return [this.#nsenter, '--target', String(this.pid), ...namespaces, '--', ...shareBridgeNetwork(argv)];
-  }
-
-  /** Stops the bridge (SIGTERM, then SIGKILL after a grace period) and waits for it. Idempotent. */
-  close(): Promise<void> {
-    this.#closing ??= this.#shutdown();
-    return this.#closing;
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
-  }
-
-  async #shutdown(): Promise<void> {
-    if (this.#child.exitCode === null && this.#child.signalCode === null) {
-      this.#child.kill('SIGTERM');
-      const timer = setTimeout(() => this.#child.kill('SIGKILL'), BRIDGE_KILL_GRACE_MS);
-      await this.exited;
-      clearTimeout(timer);
-    }
-    await this.exited;
-  }
-}
-
-/**
  * Creates a fresh network namespace held by the bridge process (`unshare --net`, plus a user
  * namespace when not root), brings up its loopback interface, and starts the bridge in it:
  * 127.0.0.1:`httpPort` leads to the proxy's HTTP bridge socket, 127.0.0.1:`socksPort` to its
@@ -168,8 +84,9 @@ export class NetworkBridge implements AsyncDisposable {
  * Helpers come from system folders only (never `$PATH`); the bridge gets the proxy's greeting
  * secret on stdin and its socket folder as an open fd, and forwards nothing to a socket that did
  * not greet with that secret. Resolves once every listener is ready, so a command started
- * afterwards never races the bridge. Fails with `ExecError('spawnFailed')` naming the cause
- * (missing util-linux, no namespaces...).
+ * afterwards (behind `bridge.prefixArgv`, with `bridge.env`) never races the bridge. Fails with
+ * `ExecError('spawnFailed')` naming the cause (missing util-linux, no namespaces...); the proxy
+ * stays the caller's either way.
  */
 export async function startBridge(options: StartBridgeOptions): Promise<NetworkBridge> {
   const logger = options.logger ?? NOOP_LOGGER;
@@ -220,7 +137,7 @@ export async function startBridge(options: StartBridgeOptions): Promise<NetworkB
         loopbackPorts,
         userNamespace,
       });
-      return new NetworkBridge({
+      return new BridgeProcess({
         launched,
         httpPort,
         socksPort,

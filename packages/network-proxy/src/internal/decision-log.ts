@@ -1,6 +1,6 @@
-import type { Logger } from '../logger.ts';
-import type { NetworkDecisionRecord, NetworkDenial } from '../records.ts';
-import { Emitter } from './emitter.ts';
+import { Emitter, type Logger } from '@execd/protocol';
+import type { NetworkDenial } from '@execd/protocol/contract';
+import type { NetworkDecisionRecord } from '../records.ts';
 
 /**
  * How many decisions and denials a proxy keeps for `decisions()` / `denials()`. A command that

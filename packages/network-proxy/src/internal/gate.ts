@@ -1,9 +1,14 @@
 import { isIP } from 'node:net';
+import type { Logger } from '@execd/protocol';
+import type {
+  NetworkDenial,
+  NetworkDenialReason,
+  NetworkProtocol,
+  NetworkRequestInfo,
+} from '@execd/protocol/contract';
 import type { DeciderCache } from '../decider.ts';
-import type { Logger } from '../logger.ts';
 import { isLocalhostName, normalizeHost } from '../policy/address.ts';
 import type { NetworkPolicy } from '../policy/network-policy.ts';
-import type { NetworkDenial, NetworkDenialReason, NetworkProtocol, NetworkRequestInfo } from '../records.ts';
 import type { NetworkResolver } from '../resolver.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { executorPortTarget } from './executor-ports.ts';

@@ -1,4 +1,4 @@
-import type { NetworkDenialReason } from '../records.ts';
+import type { NetworkDenialReason } from '@execd/protocol/contract';
 
 /** The sentence people see for a denial (403 body, denial record, logs). */
 export function denialMessage(

@@ -2,7 +2,7 @@ import { chmod, lstat, mkdir, mkdtemp, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ExecError, RpcError } from '@execd/protocol';
-import { tempDirContaining } from './temp-dirs.ts';
+import { tempDirContaining } from '@execd/pty-utils';
 
 /** Prefix of each proxy's own folder inside the private base folder. */
 const SOCKET_DIR_PREFIX = 'np-';

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Logger } from '@execd/protocol';
 import type { Gate } from '../internal/gate.ts';
-import type { Logger } from '../logger.ts';
 import { denialResponse, errorResponse, type ProxyResponse, rawResponse } from './responses.ts';
 import { connectUpstream, pinnedLookup, splice } from './upstream.ts';
 

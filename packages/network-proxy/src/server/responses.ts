@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
+import type { NetworkDenial } from '@execd/protocol/contract';
 import { proxyErrorHeader } from '../internal/messages.ts';
-import type { NetworkDenial } from '../records.ts';
 
 /** Headers of every response the proxy itself produces. */
 const PROXY_AGENT = 'execd-network-proxy';

@@ -1,6 +1,6 @@
 import net, { type Socket } from 'node:net';
+import type { Logger } from '@execd/protocol';
 import type { Gate } from '../internal/gate.ts';
-import type { Logger } from '../logger.ts';
 import {
   isSocksError,
   parseSocksGreeting,

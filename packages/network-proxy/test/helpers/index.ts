@@ -1,59 +1,10 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Origin, startTlsOrigin as startTlsOriginProcess } from '@execd/test-kit';
-
-/** Polls `predicate` until it returns a truthy value or the deadline passes (then throws). */
-export async function waitFor<T>(
-  predicate: () => T | Promise<T>,
-  options: { readonly timeoutMs?: number; readonly intervalMs?: number; readonly what?: string } = {},
-): Promise<NonNullable<T>> {
-  const { timeoutMs = 15_000, intervalMs = 20, what = 'condition' } = options;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await predicate();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
-
-/** True while a process with this pid exists and is not a zombie. */
-export function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
-
-/** Pids of this process's live (non-zombie) children. */
-export function childPids(): number[] {
-  const children: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[1]) === process.pid && fields[0] !== 'Z') children.push(Number(entry));
-    } catch {
-      // the process went away while we looked
-    }
-  }
-  return children;
-}
-
-/** Number of file descriptors this process has open. */
-export function openFdCount(): number {
-  return readdirSync('/proc/self/fd').length;
-}
 
 export { type Origin, startOrigin } from '@execd/test-kit';
 
@@ -159,7 +110,11 @@ export function curl(args: readonly string[]): Promise<RunResult> {
   return run('curl', ['-sS', '--max-time', '20', ...args]);
 }
 
-/** A bwrap argv like the sandboxing package builds for a restricted-network command (read-only root). */
+/**
+ * A minimal bwrap sandbox (read-only root, own user/pid/ipc namespaces, no capabilities) for a
+ * command run behind a bridge. No `--unshare-net`: the sandbox lives in the network namespace it
+ * is started in, the bridge's (as `@execd/sandboxing` builds it for `proxied`).
+ */
 export function bwrapArgv(command: readonly string[]): string[] {
   return [
     'bwrap',
@@ -173,7 +128,6 @@ export function bwrapArgv(command: readonly string[]): string[] {
     '--unshare-user',
     '--unshare-pid',
     '--unshare-ipc',
-    '--unshare-net',
     '--proc',
     '/proc',
     '--cap-drop',
@@ -183,7 +137,7 @@ export function bwrapArgv(command: readonly string[]): string[] {
   ];
 }
 
-/** A real child process with collected output, shaped for `spawnWithManagedNetwork`. */
+/** A real child process with collected output. */
 export interface TestChild {
   readonly pid: number;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;

@@ -1,11 +1,6 @@
-import { inject } from 'vitest';
-import {
-  type NetworkProxy,
-  type NetworkProxyOptions,
-  spawnWithManagedNetwork,
-  startNetworkProxy,
-} from '../../src/index.ts';
-import { BASE_ENV, bwrapArgv, spawnChild, type TestChild } from './index.ts';
+import { type NetworkProxy, type NetworkProxyOptions, startNetworkProxy } from '../../src/index.ts';
+import { runBehindBridge } from './bridge-run.ts';
+import { bwrapArgv } from './index.ts';
 
 /** What a proxied sandboxed command did. */
 export interface ProxiedRun {
@@ -22,20 +17,7 @@ export interface ProxiedRun {
  */
 export async function runProxied(script: string, options: NetworkProxyOptions): Promise<ProxiedRun> {
   const proxy = await startNetworkProxy(options);
-  let child: TestChild | undefined;
-  const managed = await spawnWithManagedNetwork({
-    argv: bwrapArgv(['sh', '-c', script]),
-    env: BASE_ENV,
-    proxy,
-    closeProxyOnExit: true,
-    bridge: { bridgeScript: inject('bridgeScript') },
-    spawn: (request) => {
-      child = spawnChild(request);
-      return child;
-    },
-  });
-  await managed.closed;
-  if (!child) throw new Error('spawn was not called');
+  const { child } = await runBehindBridge({ proxy, argv: bwrapArgv(['sh', '-c', script]) });
   const stdout = child.stdout();
   const codes = Object.fromEntries([...stdout.matchAll(/^(\w+)=(\d+)$/gm)].map((m) => [m[1], m[2]]));
   return { proxy, stdout, stderr: child.stderr(), codes };

@@ -1,5 +1,5 @@
 import { ExecError } from '@execd/protocol';
-import { findTrustedExecutable } from '../internal/trusted-executable.ts';
+import { findTrustedExecutable } from '@execd/pty-utils';
 
 /** The fd number bubblewrap reads its seccomp program from. */
 export const SECCOMP_FD = 9;

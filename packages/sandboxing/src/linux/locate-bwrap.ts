@@ -1,6 +1,6 @@
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
-import { isTrustedExecutable } from '../internal/trusted-executable.ts';
+import { untrustedReason } from '@execd/pty-utils';
 
 /** Options of {@link locateBwrap}. */
 export interface LocateBwrapOptions {
@@ -28,9 +28,9 @@ function canonical(path: string): string {
 
 /**
  * Finds the first executable `bwrap` on the search path, skipping relative entries, any
- * candidate (or its symlink target) inside an untrusted directory, and any that another user
- * could replace (not root/our own, or group/world-writable, itself or a folder above it).
- * Undefined when none is found.
+ * candidate (or its symlink target) inside an untrusted directory, and any that `untrustedReason`
+ * refuses: one another user could replace (not root/our own, or group/world-writable, itself or a
+ * folder above it) or under a temp folder. Undefined when none is found.
  */
 export function locateBwrap(options: LocateBwrapOptions = {}): string | undefined {
   const searchPath = options.searchPath ?? process.env.PATH ?? '';
@@ -49,7 +49,7 @@ export function locateBwrap(options: LocateBwrapOptions = {}): string | undefine
       continue;
     // It runs as the executor, outside every sandbox: only a binary nobody else can replace (a
     // sandbox of another workspace may have planted one in a shared folder on PATH, e.g. /tmp).
-    if (!isTrustedExecutable(real)) continue;
+    if (untrustedReason(real) !== undefined) continue;
     return real;
   }
   return undefined;

@@ -5,9 +5,6 @@ import type { SandboxContext, SandboxType } from '@execd/protocol';
 import type { SpawnedProcess } from '@execd/pty-utils';
 import { type CommandOutput, locateBwrap, sandboxFromContext, spawnProcess } from '../../src/index.ts';
 
-/** Generous: a sandboxed spawn is ~10 ms idle, but this 2-core box is shared with other suites. */
-export const WAIT_TIMEOUT_MS = 20_000;
-
 /** Fails (never skips) when bubblewrap is missing: these tests exist to run the real thing. */
 export function requireBwrap(): string {
   const path = locateBwrap();
@@ -17,21 +14,6 @@ export function requireBwrap(): string {
     );
   }
   return path;
-}
-
-/** Polls `predicate` until it returns a truthy value or the deadline passes (then throws). */
-export async function waitFor<T>(
-  predicate: () => T | Promise<T>,
-  what: string,
-  timeoutMs: number = WAIT_TIMEOUT_MS,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await predicate();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 /** A temporary directory (canonical path) removed on dispose. */
@@ -121,24 +103,6 @@ function procEntries(): ProcEntry[] {
   return entries;
 }
 
-/** Live (non-zombie) descendants of `root`, as seen from the host. */
-export function descendantPids(root: number = process.pid): number[] {
-  const entries = procEntries();
-  const found = new Set<number>([root]);
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const entry of entries) {
-      if (!found.has(entry.pid) && found.has(entry.ppid)) {
-        found.add(entry.pid);
-        grew = true;
-      }
-    }
-  }
-  found.delete(root);
-  return [...found];
-}
-
 /** Live host processes running exactly `sleep <marker>`, wherever they were reparented. */
 export function sleepPids(marker: string): number[] {
   return procEntries()
@@ -149,12 +113,4 @@ export function sleepPids(marker: string): number[] {
 /** A marker unlikely to appear anywhere else: a sleep duration with random decimals. */
 export function sleepMarker(): string {
   return `${100000 + Math.floor(Math.random() * 100000)}.${Math.floor(Math.random() * 1e6)}`;
-}
-
-/** afterEach: no child process of this test worker may remain. */
-export async function expectNoChildren(): Promise<void> {
-  await waitFor(
-    () => descendantPids().length === 0,
-    `child processes to exit: ${descendantPids().join(', ')}`,
-  );
 }

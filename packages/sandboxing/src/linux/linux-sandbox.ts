@@ -1,0 +1,110 @@
+import { ExecError } from '@execd/protocol';
+import { planFileSystem } from '../file-system-plan.ts';
+import { holdPlaceholders } from '../placeholders.ts';
+import { isNetworkDisabled, type SandboxPolicy } from '../policy.ts';
+import type { SandboxRootPins } from '../root-pins.ts';
+import { buildBwrapArgs } from './bwrap-args.ts';
+import { probeBwrap } from './bwrap-probe.ts';
+import { bwrapCommandLine, type NetworkRoute } from './command-line.ts';
+import { SECCOMP_FD } from './launcher.ts';
+import { locateBwrap } from './locate-bwrap.ts';
+import { seccompFilterPath } from './seccomp-fd.ts';
+import { buildSeccompFilter } from './seccomp-filter.ts';
+
+/** What the Linux sandbox of one command is planned from. */
+export interface LinuxSandboxRequest {
+  readonly policy: SandboxPolicy;
+  readonly command: readonly string[];
+  readonly cwd: string;
+  /** The command's environment, with the sandbox hints. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly arg0?: string | undefined;
+  readonly tty: boolean;
+  readonly bwrapSearchPath?: string | undefined;
+  readonly rootPins?: SandboxRootPins | undefined;
+  readonly hiddenPaths?: readonly string[] | undefined;
+  readonly launcherPreamble?: readonly string[] | undefined;
+  /**
+   * Set for a `proxied` command routed through a managed network: the proxy's socket folder
+   * (masked inside). The sandbox then keeps the network namespace it starts in (no
+   * `--unshare-net`) and gets the ProxyRouted seccomp filter.
+   */
+  readonly proxySocketDir?: string | undefined;
+}
+
+/** A checked, planned bubblewrap sandbox waiting only for its command line to be laid out. */
+export interface LinuxSandbox {
+  /**
+   * The launcher argv (see `bwrapCommandLine`); spawn it with `LAUNCHER_ENV`. A routed sandbox
+   * needs its route (a started bridge) and refuses to be laid out without one: it would
+   * otherwise run in the executor's own network namespace.
+   */
+  commandLine(route: NetworkRoute | undefined): string[];
+  /** Releases the placeholders this sandbox holds (idempotent). */
+  release(): Promise<void>;
+}
+
+function unsupported(message: string): ExecError {
+  return new ExecError('unsupported', message);
+}
+
+/**
+ * Finds and probes bubblewrap, plans the file system, builds the flags and the seccomp filter:
+ * everything that can fail (`unsupported`, `invalidParams`) happens here, before a bridge starts.
+ */
+export async function planLinuxSandbox(request: LinuxSandboxRequest): Promise<LinuxSandbox> {
+  if (process.platform !== 'linux')
+    throw unsupported(`the linuxSeccomp sandbox needs Linux, not ${process.platform}`);
+  const { policy } = request;
+  const untrustedDirs = [policy.cwd, request.cwd, ...policy.writableRoots.map((root) => root.path)];
+  const bwrap = locateBwrap({ searchPath: request.bwrapSearchPath, untrustedDirs });
+  if (bwrap === undefined) {
+    throw unsupported(
+      'bubblewrap (bwrap) was not found on PATH outside the workspace in a root-owned, not world-writable folder; install bubblewrap',
+    );
+  }
+  const caps = await probeBwrap(bwrap);
+  const plan = await planFileSystem(policy, { rootPins: request.rootPins, hiddenPaths: request.hiddenPaths });
+  const proxyRouted = request.proxySocketDir !== undefined;
+  const networkDisabled = isNetworkDisabled(policy);
+  const flags = buildBwrapArgs({
+    plan,
+    // A routed command lives in the bridge's network namespace: its only way out is the proxy.
+    networkDisabled: networkDisabled && !proxyRouted,
+    newSession: !request.tty,
+    mountProc: caps.mountProc,
+    disableUserns: caps.disableUserns,
+    seccompFd: SECCOMP_FD,
+    maskedDirs: request.proxySocketDir === undefined ? [] : [request.proxySocketDir],
+  });
+  if (request.arg0 !== undefined && request.arg0 !== request.command[0]) {
+    if (!caps.argv0)
+      throw unsupported('an arg0 override under bubblewrap needs bwrap 0.9 or later (--argv0)');
+    flags.splice(flags.length - 1, 0, '--argv0', request.arg0); // before the closing `--`
+  }
+  const filter = buildSeccompFilter({
+    arch: caps.arch,
+    networkDisabled,
+    proxyRouted,
+    denyUserNamespaces: !caps.disableUserns,
+  });
+  const parts = {
+    filterPath: seccompFilterPath(filter),
+    preamble: request.launcherPreamble ?? [],
+    bwrap: caps.path,
+    flags,
+    env: request.env,
+    command: request.command,
+  };
+  const placeholders = plan.writableRoots.flatMap(({ readOnly }) =>
+    readOnly.filter((item) => item.type === 'missing').map((item) => item.path),
+  );
+  return {
+    commandLine: (route) => {
+      if (proxyRouted && route === undefined)
+        throw new Error('sandboxing: a proxy-routed sandbox needs its bridge route');
+      return bwrapCommandLine(parts, proxyRouted ? route : undefined);
+    },
+    release: holdPlaceholders(placeholders),
+  };
+}
