@@ -1,10 +1,5 @@
-import { defineConfig } from 'vitest/config';
+import { defineExecdConfig } from '../test-kit/src/vitest-config.ts';
 
-export default defineConfig({
-  test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    pool: 'forks',
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-  },
-});
+// The server and table suites checked tracked processes and sockets after each test: keep
+// checking after each test. (`vitest.compat.config.ts` runs the compat suite against the original.)
+export default defineExecdConfig({ leakCheck: 'test' });

@@ -1,5 +1,5 @@
 import type { ExecParams } from '@execd/protocol';
-import { type BaseEnv, createEnv, removeNonInheritableEnvVars } from './create-env.ts';
+import { type BaseEnv, createEnv, removeNonInheritableEnvVars } from '@execd/pty-utils';
 
 /**
  * Set by the original's launcher to make an exec-server exit when its stdin closes; a child must

@@ -1,7 +1,6 @@
 // The in-process process table (the original's LocalProcess) and the local ExecBackend.
 
 export { defaultSandboxDenied, defaultSpawner, sandboxedCaptureRunner } from './default-spawner.ts';
-export { EventLog, type EventLogLimits, type SequencedEvent } from './event-log.ts';
 export {
   EVENT_HISTORY_MAX_BYTES,
   EVENT_HISTORY_MAX_EVENTS,
@@ -14,7 +13,7 @@ export {
   STREAM_DRAIN_TIMEOUT_MS,
 } from './limits.ts';
 export { LocalBackend, type LocalBackendOptions } from './local-backend.ts';
-export { type EventsOptions, LocalExecProcess } from './local-exec-process.ts';
+export { LocalExecProcess } from './local-exec-process.ts';
 export {
   LocalProcessTable,
   type LocalProcessTableOptions,

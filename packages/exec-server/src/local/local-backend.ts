@@ -1,6 +1,7 @@
 import type { EnvironmentInfo, ExecParams } from '@execd/protocol';
+import type { ExecBackend, StartOptions } from '@execd/protocol/contract';
 import { localEnvironmentInfo, resourceLimitsInfo } from '../server/environment-info.ts';
-import type { ExecBackend } from '../types.ts';
+import { deciderRequester } from './decider-requester.ts';
 import { LocalExecProcess } from './local-exec-process.ts';
 import { LocalProcessTable, type LocalProcessTableOptions } from './local-process-table.ts';
 
@@ -25,9 +26,16 @@ export class LocalBackend implements ExecBackend {
     this.#commandLimits = options.commandLimits;
   }
 
-  /** Starts a process (same validation and errors as `process/start`). */
-  async start(params: ExecParams): Promise<LocalExecProcess> {
-    const { response, record } = await this.table.startProcess(params);
+  /**
+   * Starts a process (same validation and errors as `process/start`).
+   * `options.networkPolicyDecider` answers this process's `network/policyRequest`s instead of the
+   * table's `networkPolicyRequester`.
+   */
+  async start(params: ExecParams, options: StartOptions = {}): Promise<LocalExecProcess> {
+    const decider = options.networkPolicyDecider;
+    const { response, record } = await this.table.startProcess(params, {
+      networkPolicyRequester: decider === undefined ? undefined : deciderRequester(decider),
+    });
     return new LocalExecProcess(this.table, record, {
       sandboxType: response.sandboxType,
       ownerSignal: this.#closed.signal,

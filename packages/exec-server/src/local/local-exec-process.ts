@@ -1,6 +1,5 @@
-import type { NetworkDenial } from '@execd/network-proxy';
 import {
-  ExecError,
+  abortedBy,
   OutputGapError,
   type ReadResponse,
   type ResizeResponse,
@@ -8,23 +7,19 @@ import {
   type TerminateResponse,
   type WriteResponse,
 } from '@execd/protocol';
-import type { ExecProcess, ExecProcessEvent, ExecReadOptions } from '../types.ts';
+import type {
+  EventsOptions,
+  ExecProcess,
+  ExecProcessEvent,
+  ExecReadOptions,
+  NetworkDenial,
+} from '@execd/protocol/contract';
 import { MAX_TIMER_MS } from './limits.ts';
 import type { LocalProcessTable } from './local-process-table.ts';
 import type { ProcessRecord } from './process-record.ts';
 
 // In-process writes are numbered across every handle, as the original's `local-{n}` ids.
 let localWriteCounter = 0;
-
-/** Options of `ExecProcess.events`. */
-export interface EventsOptions {
-  /**
-   * Replay events after this seq. Omitted: from the oldest event still known, without a gap
-   * error. Given: an `OutputGapError` when events after it are no longer retained.
-   */
-  readonly afterSeq?: number | undefined;
-  readonly cancelSignal?: AbortSignal | undefined;
-}
 
 /**
  * The in-process `ExecProcess` handle on one process of a LocalProcessTable (what unified-exec
@@ -123,7 +118,7 @@ export class LocalExecProcess implements ExecProcess {
     let strict = options.afterSeq !== undefined;
     for (;;) {
       if (this.#closing.signal.aborted) return;
-      if (signal.aborted) throw cancelled(signal);
+      if (signal.aborted) throw abortedBy(signal, 'event stream');
       const { events, firstRetainedSeq } = this.#record.eventsAfter(cursor);
       if (firstRetainedSeq !== undefined && strict) throw new OutputGapError(firstRetainedSeq);
       strict = true;
@@ -137,7 +132,7 @@ export class LocalExecProcess implements ExecProcess {
         await this.#record.changed.wait(MAX_TIMER_MS, signal);
       } catch {
         if (this.#closing.signal.aborted) return;
-        throw cancelled(signal);
+        throw abortedBy(signal, 'event stream');
       }
     }
   }
@@ -150,11 +145,4 @@ export class LocalExecProcess implements ExecProcess {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
-}
-
-function cancelled(signal: AbortSignal): ExecError {
-  const reason: unknown = signal.reason;
-  return ExecError.is(reason)
-    ? reason
-    : new ExecError('aborted', 'event stream was cancelled', { cause: reason });
 }

@@ -1,8 +1,9 @@
-import type { NetworkDenial } from '@execd/network-proxy';
 import {
+  Emitter,
   ExecError,
   type ExecParams,
   type ExecResponse,
+  type Logger,
   type ProcessListResponse,
   type ReadParams,
   type ReadResponse,
@@ -15,14 +16,13 @@ import {
   type WriteParams,
   type WriteResponse,
 } from '@execd/protocol';
+import type { NetworkDenial } from '@execd/protocol/contract';
 import { SandboxRootPins, withManagedNetwork } from '@execd/sandboxing';
 import { childEnv } from '../env/child-env.ts';
-import { Emitter } from '../internal/emitter.ts';
-import type { Logger } from '../internal/logger.ts';
 import type { ProcessNotification, ProcessTable } from '../types.ts';
 import { longPollRead } from './long-poll-read.ts';
 import { OutputFlow } from './output-flow.ts';
-import { ProcessNetwork } from './process-network.ts';
+import { type NetworkPolicyRequester, ProcessNetwork } from './process-network.ts';
 import { ProcessRecord } from './process-record.ts';
 import {
   applyShellSnapshot,
@@ -35,6 +35,15 @@ import { requireArgv, resolveStartCwd, validateStartPreconditions } from './star
 import { type LocalProcessTableOptions, resolveTableOptions, type TableConfig } from './table-options.ts';
 
 export type { LocalProcessTableOptions } from './table-options.ts';
+
+/** Per-process options of {@link LocalProcessTable.startProcess}. */
+export interface ProcessStartOptions {
+  /**
+   * Asks about this process's hosts (a `proxied` process with policy callbacks) instead of the
+   * table's `networkPolicyRequester`.
+   */
+  readonly networkPolicyRequester?: NetworkPolicyRequester | undefined;
+}
 
 /** A started process: the `process/start` result and its record. */
 export interface StartedProcess {
@@ -88,10 +97,11 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
 
   /**
    * `process/start`, also returning the live record (in-process handles follow its history).
+   * `options.networkPolicyRequester` answers this process's network questions.
    * @internal
    */
-  startProcess(params: ExecParams): Promise<StartedProcess> {
-    const starting = this.#start(params);
+  startProcess(params: ExecParams, options: ProcessStartOptions = {}): Promise<StartedProcess> {
+    const starting = this.#start(params, options);
     this.#pendingStarts.add(starting);
     const forget = (): void => void this.#pendingStarts.delete(starting);
     starting.then(forget, forget);
@@ -185,7 +195,7 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
     return this.shutdown();
   }
 
-  async #start(requested: ExecParams): Promise<StartedProcess> {
+  async #start(requested: ExecParams, options: ProcessStartOptions): Promise<StartedProcess> {
     this.#refuseIfShutDown();
     validateStartPreconditions(requested, process.platform);
     // The sandbox as enforced: `enforceManagedNetwork` turns a full network into `proxied`.
@@ -218,7 +228,8 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
     let network: ProcessNetwork | undefined;
     try {
       // One proxy per `proxied` process, listening before its command exists.
-      if (params.sandbox?.network === 'proxied') network = await this.#startNetwork(params);
+      if (params.sandbox?.network === 'proxied')
+        network = await this.#startNetwork(params, options.networkPolicyRequester);
       launched = await this.#config.spawner({
         processId,
         ...launch,
@@ -252,10 +263,11 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
     return { response: { processId, sandboxType: launched.sandboxType }, record };
   }
 
-  #startNetwork(params: ExecParams): Promise<ProcessNetwork> {
+  /** The process's proxy; its questions go to `requester`, else to the table's requester. */
+  #startNetwork(params: ExecParams, requester: NetworkPolicyRequester | undefined): Promise<ProcessNetwork> {
     return ProcessNetwork.start({
       params,
-      requester: this.#config.networkPolicyRequester,
+      requester: requester ?? this.#config.networkPolicyRequester,
       resolver: this.#config.networkResolver,
       emit: (notification) => this.#notifications.fire(notification),
       logger: this.#logger,

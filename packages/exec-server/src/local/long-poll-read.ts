@@ -1,4 +1,4 @@
-import { ExecError, type ReadParams, type ReadResponse, RpcError } from '@execd/protocol';
+import { abortedBy, type ReadParams, type ReadResponse, RpcError } from '@execd/protocol';
 import { MAX_TIMER_MS } from './limits.ts';
 import type { ProcessRecord } from './process-record.ts';
 
@@ -28,9 +28,8 @@ export async function longPollRead(
     try {
       await record.changed.wait(Math.ceil(remainingMs), cancelSignal);
     } catch (reason) {
-      throw ExecError.is(reason)
-        ? reason
-        : new ExecError('aborted', 'process/read was cancelled', { cause: reason });
+      // The wait rejects only when cancelSignal aborts.
+      throw cancelSignal?.aborted ? abortedBy(cancelSignal, 'process/read') : reason;
     }
   }
 }

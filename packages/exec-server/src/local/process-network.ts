@@ -2,8 +2,6 @@ import {
   type NetworkDecider,
   type NetworkDeciderAnswer,
   type NetworkDecisionRecord,
-  type NetworkDenial,
-  type NetworkProtocol,
   type NetworkProxy,
   type NetworkResolver,
   policyFromLaunchConfig,
@@ -12,13 +10,14 @@ import {
 import {
   ExecError,
   type ExecParams,
+  type Logger,
   type NetworkDecision,
   type NetworkPolicyRequestParams,
   type NetworkPolicyResponse,
   type NetworkRequestProtocol,
 } from '@execd/protocol';
+import type { NetworkDenial, NetworkProtocol } from '@execd/protocol/contract';
 import type { SpawnedNetwork } from '@execd/sandboxing';
-import type { Logger } from '../internal/logger.ts';
 import type { ProcessNotification } from '../types.ts';
 
 /** Longest host name a `network/policyRequest` carries (DNS's limit, as the original). */

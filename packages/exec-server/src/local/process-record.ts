@@ -1,5 +1,6 @@
-import type { NetworkDenial } from '@execd/network-proxy';
 import {
+  ChangeSignal,
+  type Logger,
   type OutputStream,
   type ProcessListEntry,
   type ReadResponse,
@@ -7,12 +8,15 @@ import {
   type SandboxType,
   type WriteStatus,
 } from '@execd/protocol';
+import {
+  EventLog,
+  type EventLogLimits,
+  type NetworkDenial,
+  type SequencedEvent,
+} from '@execd/protocol/contract';
 import type { SpawnedProcess } from '@execd/pty-utils';
 import type { SpawnedLimits } from '@execd/sandboxing';
-import { ChangeSignal } from '../internal/change-signal.ts';
-import type { Logger } from '../internal/logger.ts';
 import type { ProcessNotification } from '../types.ts';
-import { EventLog, type EventLogLimits, type SequencedEvent } from './event-log.ts';
 import type { OutputFlow } from './output-flow.ts';
 import type { ProcessNetwork } from './process-network.ts';
 import { RetainedOutput, type RetentionLimits } from './retained-output.ts';

@@ -1,5 +1,4 @@
 import { describe, expect, test } from 'vitest';
-import { EventLog } from './event-log.ts';
 import { RetainedOutput } from './retained-output.ts';
 import { WriteIdSet } from './write-ids.ts';
 
@@ -50,30 +49,6 @@ describe('RetainedOutput', () => {
       4991, 4992, 4993, 4994, 4995, 4996, 4997, 4998, 4999, 5000,
     ]);
     expect(output.after(4995).map((c) => c.seq)).toEqual([4996, 4997, 4998, 4999, 5000]);
-  });
-});
-
-describe('EventLog', () => {
-  test('event_history_replay_is_bounded_by_retained_bytes: a byte cap evicts the output', () => {
-    const log = new EventLog({ maxEvents: 256, maxBytes: 3 });
-    log.append({ type: 'output', seq: 1, stream: 'stdout', chunk: bytes('hello') });
-    log.append({ type: 'exited', seq: 2, exitCode: 0 });
-    log.append({ type: 'closed', seq: 3 });
-    expect(log.after(0)).toEqual([
-      { type: 'exited', seq: 2, exitCode: 0 },
-      { type: 'closed', seq: 3 },
-    ]);
-    expect(log.hasGapAfter(0)).toBe(true);
-    expect(log.hasGapAfter(1)).toBe(false);
-  });
-
-  test('is bounded by event count', () => {
-    const log = new EventLog({ maxEvents: 2, maxBytes: 1024 });
-    for (let seq = 1; seq <= 600; seq++)
-      log.append({ type: 'output', seq, stream: 'pty', chunk: bytes('z') });
-    expect(log.after(0).map((e) => e.seq)).toEqual([599, 600]);
-    expect(log.firstSeq).toBe(599);
-    expect(log.lastSeq).toBe(600);
   });
 });
 

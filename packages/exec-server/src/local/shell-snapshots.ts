@@ -1,11 +1,9 @@
-import type { ExecParams } from '@execd/protocol';
+import type { ExecParams, Logger } from '@execd/protocol';
 import {
   ShellSnapshotCache,
   type SnapshotLaunchInput,
   type SnapshotPrepareResult,
 } from '@execd/shell-snapshot';
-import { createEnv, isNonInheritableEnvVar } from '../env/create-env.ts';
-import type { Logger } from '../internal/logger.ts';
 import { sandboxedCaptureRunner } from './default-spawner.ts';
 
 /** Prepares launches that ask for a shell snapshot (a `ShellSnapshotCache`, or a test double). */
@@ -22,18 +20,14 @@ export interface PreparedLaunch {
 }
 
 /**
- * A snapshot cache using this package's env policy (the cache lives in a lower package), with the
- * table's default excludes, so a captured environment loses the same names a child's does.
+ * A snapshot cache with the table's default excludes, so a captured environment loses the same
+ * names a child's does.
  */
 export function createShellSnapshotCache(
   logger: Logger,
   defaultExcludes?: readonly string[] | undefined,
 ): ShellSnapshotCache {
-  return new ShellSnapshotCache({
-    createEnv: (policy, baseEnv) => createEnv(policy, baseEnv, { defaultExcludes }),
-    isNonInheritable: isNonInheritableEnvVar,
-    logger,
-  });
+  return new ShellSnapshotCache({ defaultExcludes, logger });
 }
 
 /**

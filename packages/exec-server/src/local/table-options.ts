@@ -1,9 +1,9 @@
 import type { NetworkResolver, StartBridgeOptions } from '@execd/network-proxy';
+import { type Logger, NOOP_LOGGER } from '@execd/protocol';
+import type { EventLogLimits } from '@execd/protocol/contract';
+import type { BaseEnv } from '@execd/pty-utils';
 import type { CommandLimits, SandboxRootPins } from '@execd/sandboxing';
-import type { BaseEnv } from '../env/create-env.ts';
-import { type Logger, NOOP_LOGGER } from '../internal/logger.ts';
 import { defaultSandboxDenied, defaultSpawner } from './default-spawner.ts';
-import type { EventLogLimits } from './event-log.ts';
 import * as limits from './limits.ts';
 import type { NetworkPolicyRequester } from './process-network.ts';
 import type { RetentionLimits } from './retained-output.ts';

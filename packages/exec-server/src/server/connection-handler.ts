@@ -5,12 +5,13 @@ import {
   ExecError,
   type InitializeResponse,
   isMethodName,
+  type Logger,
   METHODS,
+  NOOP_LOGGER,
   RpcError,
 } from '@execd/protocol';
 import type { NetworkPolicyRequester } from '../local/process-network.ts';
 import type { ProcessNotification } from '../types.ts';
-import { type Logger, NOOP_LOGGER } from './logger.ts';
 import type { SessionAttachment, SessionHandle, SessionRegistry } from './session-registry.ts';
 
 /** Options of {@link ConnectionHandler}. */

@@ -3,9 +3,11 @@ import {
   decodeResult,
   type EnvironmentInfo,
   errorMessage,
+  type Logger,
   METHODS,
   type NetworkPolicyRequestParams,
   type NetworkPolicyResponse,
+  NOOP_LOGGER,
   notificationMessage,
   type RequestId,
   RPC_ERROR_NUMBERS,
@@ -15,7 +17,6 @@ import {
   TransportClosedError,
 } from '@execd/protocol';
 import { ConnectionHandler } from './connection-handler.ts';
-import { type Logger, NOOP_LOGGER } from './logger.ts';
 import type { ExecServerMetrics } from './metrics.ts';
 import { type DispatchMode, RequestLane } from './request-lanes.ts';
 import { ServerRequests } from './server-requests.ts';

@@ -1,5 +1,4 @@
-import { errorMessage, RpcError, type RpcMessage } from '@execd/protocol';
-import type { Logger } from './logger.ts';
+import { errorMessage, type Logger, RpcError, type RpcMessage } from '@execd/protocol';
 
 /**
  * Encodes an outbound message with `encode`. If that fails (a value the codec cannot represent),

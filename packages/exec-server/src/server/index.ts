@@ -35,10 +35,7 @@ export {
   isLogLevel,
   type JsonLineLoggerOptions,
   LOG_LEVELS,
-  type LogFields,
-  type Logger,
   type LogLevel,
-  NOOP_LOGGER,
 } from './logger.ts';
 export { ExecServerMetrics, type SessionEvent, type SessionSnapshot, type StreamedVia } from './metrics.ts';
 export {

@@ -1,7 +1,4 @@
-import type { LogFields, Logger } from '../internal/logger.ts';
-
-// One Logger shape for the whole package (src/internal/logger.ts); re-exported for `./server` users.
-export { type LogFields, type Logger, NOOP_LOGGER } from '../internal/logger.ts';
+import type { LogFields, Logger } from '@execd/protocol';
 
 /** Severity of a log record, lowest first. */
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';

@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Logger } from '@execd/protocol';
 import { isAllowedHost, MISDIRECTED_REQUEST_STATUS } from './host-check.ts';
 import { checkLocalPeer, type LocalPeerCheck, type PeerVerdict } from './local-peer.ts';
-import type { Logger } from './logger.ts';
 
 /** A refused request: the status and reason phrase to answer with. */
 export interface Refusal {

@@ -1,12 +1,13 @@
 import {
   ExecError,
+  type Logger,
+  NOOP_LOGGER,
   type RequestId,
   RpcError,
   type RpcMessage,
   requestMessage,
   type WireError,
 } from '@execd/protocol';
-import { type Logger, NOOP_LOGGER } from './logger.ts';
 
 /**
  * Requests one connection may have sent to its client and not yet seen answered (the original's

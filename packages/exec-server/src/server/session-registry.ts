@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { ExecError, RpcError } from '@execd/protocol';
+import { ExecError, type Logger, NOOP_LOGGER, RpcError } from '@execd/protocol';
 import type { NetworkPolicyRequester } from '../local/process-network.ts';
 import type { ProcessNotification, ProcessTable } from '../types.ts';
-import { type Logger, NOOP_LOGGER } from './logger.ts';
 import type { ExecServerMetrics, SessionSnapshot } from './metrics.ts';
 
 /**

@@ -1,11 +1,10 @@
-import { type EnvironmentInfo, ExecError, MAX_FRAME_BYTES } from '@execd/protocol';
+import { type EnvironmentInfo, ExecError, type Logger, MAX_FRAME_BYTES, NOOP_LOGGER } from '@execd/protocol';
 import { LocalProcessTable, type LocalProcessTableOptions } from '../local/index.ts';
 import { BearerTokenVerifier } from './auth.ts';
 import { ConnectionProcessor, type ConnectionTransport } from './connection-processor.ts';
 import { localEnvironmentInfo, resourceLimitsInfo } from './environment-info.ts';
 import { DEFAULT_LISTEN_URL, isLoopbackAddress, parseListenUrl } from './listen-url.ts';
 import type { LocalPeerCheck } from './local-peer.ts';
-import { type Logger, NOOP_LOGGER } from './logger.ts';
 import { ExecServerMetrics } from './metrics.ts';
 import { MAX_QUEUED_NOTIFICATION_BYTES } from './notification-gate.ts';
 import { parseDispatchMode } from './request-lanes.ts';

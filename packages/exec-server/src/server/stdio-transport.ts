@@ -1,8 +1,14 @@
-import { type Codec, type CodecName, createJsonCodec, type RpcMessage } from '@execd/protocol';
+import {
+  type Codec,
+  type CodecName,
+  createJsonCodec,
+  type Logger,
+  NOOP_LOGGER,
+  type RpcMessage,
+} from '@execd/protocol';
 import type { ConnectionProcessor, ConnectionTransport } from './connection-processor.ts';
 import { encodeOutbound } from './encode-outbound.ts';
 import { LineSplitter } from './line-splitter.ts';
-import { type Logger, NOOP_LOGGER } from './logger.ts';
 import { NotificationGate } from './notification-gate.ts';
 
 /** The original's name for the stdio connection (appears in error texts). */

@@ -1,12 +1,18 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type Codec, type CodecName, createJsonCodec, createMsgpackCodec } from '@execd/protocol';
+import {
+  type Codec,
+  type CodecName,
+  createJsonCodec,
+  createMsgpackCodec,
+  type Logger,
+  NOOP_LOGGER,
+} from '@execd/protocol';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { BearerTokenVerifier } from './auth.ts';
 import type { ConnectionProcessor } from './connection-processor.ts';
 import { formatWebSocketUrl } from './listen-url.ts';
 import type { LocalPeerCheck } from './local-peer.ts';
-import { type Logger, NOOP_LOGGER } from './logger.ts';
 import type { ExecServerMetrics } from './metrics.ts';
 import { serveMetrics } from './metrics-http.ts';
 import { RequestGuard } from './request-guard.ts';

@@ -1,8 +1,14 @@
-import { type Codec, type CodecName, type RpcMessage, sniffCodec } from '@execd/protocol';
+import {
+  type Codec,
+  type CodecName,
+  type Logger,
+  NOOP_LOGGER,
+  type RpcMessage,
+  sniffCodec,
+} from '@execd/protocol';
 import type { RawData, WebSocket } from 'ws';
 import type { ConnectionProcessor, ConnectionTransport } from './connection-processor.ts';
 import { encodeOutbound } from './encode-outbound.ts';
-import { type Logger, NOOP_LOGGER } from './logger.ts';
 import { NotificationGate } from './notification-gate.ts';
 
 /**

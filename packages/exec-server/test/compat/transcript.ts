@@ -1,8 +1,8 @@
 // Records what a server answers to raw JSON-RPC scripts (test/helpers/raw-ws-client.ts, json
 // codec), normalised so that two servers' transcripts can be compared: session UUIDs, pids,
 // version strings and base64 chunk boundaries do not count.
+import { waitFor } from '@execd/test-kit';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
-import { waitFor } from '../helpers/wait-for.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

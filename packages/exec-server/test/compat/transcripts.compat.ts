@@ -6,11 +6,10 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileUri } from '@execd/protocol';
+import { type PeerServer, startPeerServer, waitFor } from '@execd/test-kit';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningExecServer, startExecServer } from '../../src/server/index.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
-import { waitFor } from '../helpers/wait-for.ts';
-import { type PeerServer, startPeerServer } from './peer-server.ts';
 import { type Difference, diff, type Entry, Transcriber } from './transcript.ts';
 
 const CWD = pathToFileUri(tmpdir());

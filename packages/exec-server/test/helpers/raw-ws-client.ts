@@ -2,8 +2,8 @@
 // says (well-formed or not), in either codec, and records every frame it receives. Request ids
 // are integers from 1, as the original's client.
 import { createJsonCodec, createMsgpackCodec, RpcError, type WireError } from '@execd/protocol';
+import { waitFor } from '@execd/test-kit';
 import WebSocket from 'ws';
-import { waitFor } from './wait-for.ts';
 
 /** A received frame, decoded to its plain wire object. */
 export interface ReceivedFrame {

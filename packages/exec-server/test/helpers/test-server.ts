@@ -1,34 +1,6 @@
 // Starts real exec-servers on 127.0.0.1:0 for server tests, with `await using` cleanup.
-import type { LogFields, Logger } from '../../src/internal/logger.ts';
 import { type ExecServerOptions, type RunningExecServer, startExecServer } from '../../src/server/index.ts';
 import { FakeProcessTable } from './fake-process-table.ts';
-
-/** One captured log record. */
-export interface LogRecord {
-  readonly level: string;
-  readonly message: string;
-  readonly fields: LogFields | undefined;
-}
-
-/** A Logger that records everything (for asserting that something was logged). */
-export function captureLogger(): { readonly logger: Logger; readonly records: LogRecord[] } {
-  const records: LogRecord[] = [];
-  const at =
-    (level: string) =>
-    (message: string, fields?: LogFields): void => {
-      records.push({ level, message, fields });
-    };
-  return {
-    records,
-    logger: {
-      trace: at('trace'),
-      debug: at('debug'),
-      info: at('info'),
-      warn: at('warn'),
-      error: at('error'),
-    },
-  };
-}
 
 /** A running test server and the fake tables it created (when `fake` was asked for). */
 export interface TestServer extends AsyncDisposable {

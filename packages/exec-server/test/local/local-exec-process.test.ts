@@ -1,11 +1,11 @@
 // LocalExecProcess.events(): replay, live follow, bounded history with recovery from retained
 // output, gap errors, cancellation and close (spec §3.3), with scripted children.
 import { ExecError, type ExecParams, OutputGapError, utf8 } from '@execd/protocol';
+import type { ExecProcessEvent } from '@execd/protocol/contract';
+import { waitFor } from '@execd/test-kit';
 import { afterEach, describe, expect, test } from 'vitest';
 import { LocalBackend, type LocalBackendOptions } from '../../src/local/local-backend.ts';
-import type { ExecProcessEvent } from '../../src/types.ts';
 import { type FakeSpawnedProcess, fakeSpawner } from '../helpers/fake-spawned-process.ts';
-import { waitFor } from '../helpers/wait-for.ts';
 
 const backends: LocalBackend[] = [];
 

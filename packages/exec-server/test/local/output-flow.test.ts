@@ -5,12 +5,11 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { type ExecParams, pathToFileUri } from '@execd/protocol';
 import { isProcessAlive } from '@execd/pty-utils';
+import { ProcessTracker, waitFor } from '@execd/test-kit';
 import { afterEach, expect, test } from 'vitest';
 import { LocalProcessTable } from '../../src/local/local-process-table.ts';
 import { OutputFlow } from '../../src/local/output-flow.ts';
 import type { ProcessNotification } from '../../src/types.ts';
-import { ProcessTracker } from '../helpers/process-tracker.ts';
-import { waitFor } from '../helpers/wait-for.ts';
 
 const MIB = 1024 * 1024;
 const tracker = new ProcessTracker();
@@ -18,7 +17,6 @@ const tables: LocalProcessTable[] = [];
 
 afterEach(async () => {
   await Promise.all(tables.splice(0).map((table) => table.shutdown()));
-  await tracker.expectNoSurvivors();
 });
 
 function params(argv: string[], tty: boolean): ExecParams {

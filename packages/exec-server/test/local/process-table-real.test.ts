@@ -6,11 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ExecParams, fromUtf8, pathToFileUri, RpcError } from '@execd/protocol';
 import { isProcessAlive } from '@execd/pty-utils';
+import { ProcessTracker, waitFor } from '@execd/test-kit';
 import { afterEach, describe, expect, test } from 'vitest';
 import { LocalProcessTable, type LocalProcessTableOptions } from '../../src/local/local-process-table.ts';
 import type { ProcessNotification } from '../../src/types.ts';
-import { ProcessTracker } from '../helpers/process-tracker.ts';
-import { waitFor } from '../helpers/wait-for.ts';
 
 const tracker = new ProcessTracker();
 const tables: LocalProcessTable[] = [];
@@ -26,7 +25,6 @@ afterEach(async () => {
     }
     tracker.add(pid);
   }
-  await tracker.expectNoSurvivors();
 });
 
 function newTable(options: LocalProcessTableOptions = {}): LocalProcessTable {

@@ -10,11 +10,11 @@ import {
   responseMessage,
   utf8,
 } from '@execd/protocol';
+import { waitFor } from '@execd/test-kit';
 import { afterEach, describe, expect, test } from 'vitest';
 import { LocalProcessTable, type LocalProcessTableOptions } from '../../src/local/local-process-table.ts';
 import type { ProcessNotification } from '../../src/types.ts';
 import { type FakeSpawnedProcess, fakeSpawner } from '../helpers/fake-spawned-process.ts';
-import { waitFor } from '../helpers/wait-for.ts';
 
 const tables: LocalProcessTable[] = [];
 

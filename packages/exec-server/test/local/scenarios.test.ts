@@ -1,10 +1,9 @@
-// The ExecBackend scenario suite, in-process (LocalBackend); afterEach checks no child survives.
-import { afterEach } from 'vitest';
+// The ExecBackend scenario suite, in-process (LocalBackend); every child is tracked, so the kit's
+// leak check after each test fails on a survivor.
+import { defineExecProcessScenarios, ProcessTracker } from '@execd/test-kit';
 import { defaultSpawner } from '../../src/local/default-spawner.ts';
 import { LocalBackend } from '../../src/local/local-backend.ts';
 import type { Spawner } from '../../src/local/spawner.ts';
-import { ProcessTracker } from '../helpers/process-tracker.ts';
-import { defineExecProcessScenarios } from '../scenarios/exec-process-scenarios.ts';
 
 const tracker = new ProcessTracker();
 
@@ -13,10 +12,6 @@ const trackingSpawner: Spawner = async (request) => {
   tracker.add(launched.process.pid);
   return launched;
 };
-
-afterEach(async () => {
-  await tracker.expectNoSurvivors();
-});
 
 defineExecProcessScenarios(
   'local',

@@ -1,10 +1,9 @@
 // Helpers of the managed-network (`proxied`) tests: local origin servers, requests through a
 // proxy's Unix socket, and checks that no proxy listener or bridge process is left behind.
-import { readdirSync, readFileSync } from 'node:fs';
 import { type IncomingHttpHeaders, request } from 'node:http';
 import { createStaticResolver, type NetworkResolver } from '@execd/network-proxy';
 import { fromUtf8 } from '@execd/protocol';
-import { waitFor } from '../helpers/wait-for.ts';
+import { cmdline, descendants, waitFor } from '@execd/test-kit';
 
 // Origins live in a child process: the proxy never connects to its executor's (this process's) ports.
 export { type Origin, startOrigin } from '@execd/test-kit';
@@ -46,26 +45,16 @@ export function listeningPipes(): number {
   return process.getActiveResourcesInfo().filter((name) => name === 'PipeServerWrap').length;
 }
 
-/** Command lines of this process's live children (the bridge runs `node .../bridge.js`). */
-export function childCommandLines(): string[] {
-  const lines: string[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[1]) !== process.pid || fields[0] === 'Z') continue;
-      lines.push(readFileSync(`/proc/${entry}/cmdline`, 'latin1').replaceAll('\0', ' ').trim());
-    } catch {
-      // The process went away while we looked.
-    }
-  }
-  return lines;
-}
-
-/** Waits (bounded) until no bridge process and no proxy listener of this process is left. */
+/**
+ * Waits (bounded) until no bridge process and no proxy listener of this process is left: what a
+ * test asserts right after a proxied process closed (the kit's leak check runs only after it).
+ */
 export async function expectNoNetworkLeftovers(pipesBefore: number): Promise<void> {
-  const bridges = (): string[] => childCommandLines().filter((line) => line.includes('bridge'));
+  const bridges = (): string[] =>
+    descendants(process.pid)
+      .filter((stat) => stat.state !== 'Z')
+      .map((stat) => cmdline(stat.pid))
+      .filter((line) => line.includes('bridge'));
   try {
     await waitFor(() => bridges().length === 0 && listeningPipes() <= pipesBefore, {
       what: 'bridges and proxy listeners to go away',

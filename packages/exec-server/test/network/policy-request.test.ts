@@ -5,27 +5,17 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileUri } from '@execd/protocol';
+import { ProcessTracker, waitFor } from '@execd/test-kit';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
-import { ProcessTracker } from '../helpers/process-tracker.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
-import { waitFor } from '../helpers/wait-for.ts';
-import {
-  expectNoNetworkLeftovers,
-  listeningPipes,
-  type Origin,
-  startOrigin,
-  TEST_RESOLVER,
-} from './helpers.ts';
+import { type Origin, startOrigin, TEST_RESOLVER } from './helpers.ts';
 
 const tracker = new ProcessTracker();
 let origin: Origin;
 let workspace: string;
-let pipesBefore = 0;
 
 beforeEach(async () => {
-  pipesBefore = listeningPipes();
   origin = await startOrigin();
   workspace = realpathSync(mkdtempSync(join(tmpdir(), 'execd-policy-')));
 });
@@ -33,9 +23,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await origin.close();
   rmSync(workspace, { recursive: true, force: true });
-  await tracker.expectNoSurvivors();
-  await expectNoOpenSockets();
-  await expectNoNetworkLeftovers(pipesBefore);
 });
 
 function startServer(): Promise<TestServer> {

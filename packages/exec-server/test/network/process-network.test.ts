@@ -3,25 +3,21 @@
 // notifications, denials per process, terminate cancelling pending questions.
 import type { NetworkProxy } from '@execd/network-proxy';
 import { type ExecParams, type NetworkPolicyRequestParams, RpcError } from '@execd/protocol';
+import { waitFor } from '@execd/test-kit';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { LocalBackend } from '../../src/local/local-backend.ts';
 import { LocalProcessTable, type LocalProcessTableOptions } from '../../src/local/local-process-table.ts';
 import type { NetworkPolicyRequester } from '../../src/local/process-network.ts';
 import type { ProcessNotification } from '../../src/types.ts';
 import { type FakeSpawnedProcess, fakeSpawner } from '../helpers/fake-spawned-process.ts';
-import { waitFor } from '../helpers/wait-for.ts';
-import { expectNoNetworkLeftovers, getThroughProxy, listeningPipes, TEST_RESOLVER } from './helpers.ts';
+import { getThroughProxy, TEST_RESOLVER } from './helpers.ts';
 
 const tables: LocalProcessTable[] = [];
-let pipesBefore = 0;
 
-beforeEach(() => {
-  pipesBefore = listeningPipes();
-});
+beforeEach(() => {});
 
 afterEach(async () => {
   await Promise.all(tables.splice(0).map((table) => table.shutdown()));
-  await expectNoNetworkLeftovers(pipesBefore);
 });
 
 const PROXIED = { profile: 'workspace-write', network: 'proxied' } as const;

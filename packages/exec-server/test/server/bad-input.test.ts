@@ -6,12 +6,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileUri } from '@execd/protocol';
+import { ProcessTracker, waitFor } from '@execd/test-kit';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
-import { ProcessTracker } from '../helpers/process-tracker.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
-import { waitFor } from '../helpers/wait-for.ts';
 
 const MAX_FRAME_BYTES = 64 * 1024;
 const CWD = pathToFileUri(process.cwd());
@@ -75,8 +73,6 @@ afterAll(async () => {
   await healthy?.close();
   await server?.close();
   await rm(stopDir, { recursive: true, force: true });
-  await tracker.expectNoSurvivors();
-  await expectNoOpenSockets();
 });
 
 async function freshClient(options?: Parameters<typeof RawWsClient.connect>[1]): Promise<RawWsClient> {

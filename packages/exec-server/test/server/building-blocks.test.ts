@@ -3,7 +3,13 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { notificationMessage, pathToFileUri, type RpcMessage, responseMessage } from '@execd/protocol';
+import {
+  NOOP_LOGGER,
+  notificationMessage,
+  pathToFileUri,
+  type RpcMessage,
+  responseMessage,
+} from '@execd/protocol';
 import { describe, expect, test } from 'vitest';
 import { parseCliArgs } from '../../src/cli/args.ts';
 import { encodeOutbound } from '../../src/server/encode-outbound.ts';
@@ -14,7 +20,6 @@ import {
   loadAuthToken,
   localEnvironmentInfo,
   MAX_CONCURRENT_REQUESTS,
-  NOOP_LOGGER,
   NotificationGate,
   parseDispatchMode,
   RequestLane,

@@ -4,12 +4,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileUri } from '@execd/protocol';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { buildCli, CliProcess } from '../helpers/cli-process.ts';
-import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
-import { ProcessTracker } from '../helpers/process-tracker.ts';
+import { CliChild, ProcessTracker, waitFor } from '@execd/test-kit';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { buildCli } from '../helpers/cli.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
-import { waitFor } from '../helpers/wait-for.ts';
 
 let cli: Awaited<ReturnType<typeof buildCli>>;
 const tracker = new ProcessTracker();
@@ -21,11 +19,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cli?.remove();
-});
-
-afterEach(async () => {
-  await tracker.expectNoSurvivors();
-  await expectNoOpenSockets();
 });
 
 function envWithout(name: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -56,11 +49,9 @@ describe('execd-server', () => {
   test.each(['SIGTERM', 'SIGINT'] as const)(
     'prints exactly one URL line, logs JSON to stderr, and on %s exits 0 leaving no child behind',
     async (signal) => {
-      await using server = new CliProcess(
-        cli.script,
-        ['--log-level', 'debug'],
-        envWithout('EXECD_AUTH_TOKEN'),
-      );
+      await using server = new CliChild(cli.script, ['--log-level', 'debug'], {
+        env: envWithout('EXECD_AUTH_TOKEN'),
+      });
       const url = await server.firstLine();
       expect(url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
       await using client = await RawWsClient.connect(url);
@@ -94,32 +85,32 @@ describe('execd-server', () => {
     ],
     ['ws://localhost:1', 'invalid websocket --listen URL `ws://localhost:1`; expected `ws://IP:PORT`'],
   ])('--listen %s fails with the original text', async (listen, message) => {
-    await using server = new CliProcess(cli.script, ['--listen', listen]);
+    await using server = new CliChild(cli.script, ['--listen', listen]);
     expect((await server.exited).code).toBe(1);
     expect(server.stderr).toContain(message);
     expect(server.stdout).toBe('');
   });
 
   test('bad usage exits 2 with the usage text', async () => {
-    await using server = new CliProcess(cli.script, ['--bogus']);
+    await using server = new CliChild(cli.script, ['--bogus']);
     expect((await server.exited).code).toBe(2);
     expect(server.stderr).toContain('Usage: execd-server');
   });
 
   test('a non-loopback address without a token is refused', async () => {
-    await using server = new CliProcess(
-      cli.script,
-      ['--listen', 'ws://0.0.0.0:0'],
-      envWithout('EXECD_AUTH_TOKEN'),
-    );
+    await using server = new CliChild(cli.script, ['--listen', 'ws://0.0.0.0:0'], {
+      env: envWithout('EXECD_AUTH_TOKEN'),
+    });
     expect((await server.exited).code).toBe(1);
     expect(server.stderr).toContain('without an auth token');
   });
 
   test('EXECD_AUTH_TOKEN guards the upgrade and is not inherited by children', async () => {
-    await using server = new CliProcess(cli.script, ['--log-level', 'off'], {
-      ...process.env,
-      EXECD_AUTH_TOKEN: 'tok-123',
+    await using server = new CliChild(cli.script, ['--log-level', 'off'], {
+      env: {
+        ...process.env,
+        EXECD_AUTH_TOKEN: 'tok-123',
+      },
     });
     const url = await server.firstLine();
     await expect(RawWsClient.connect(url)).rejects.toMatchObject({ status: 401 });
@@ -144,11 +135,9 @@ describe('execd-server', () => {
     const dir = await mkdtemp(join(tmpdir(), 'execd-cli-'));
     try {
       await writeFile(join(dir, 'token'), 'file-token\n');
-      await using server = new CliProcess(
-        cli.script,
-        ['--auth-token-file', join(dir, 'token')],
-        envWithout('EXECD_AUTH_TOKEN'),
-      );
+      await using server = new CliChild(cli.script, ['--auth-token-file', join(dir, 'token')], {
+        env: envWithout('EXECD_AUTH_TOKEN'),
+      });
       const url = await server.firstLine();
       await expect(
         RawWsClient.connect(url, { headers: { Authorization: 'Bearer wrong' } }),
@@ -165,11 +154,9 @@ describe('execd-server', () => {
   });
 
   test('--allowed-host adds a name the server answers to; other names get 421', async () => {
-    await using server = new CliProcess(
-      cli.script,
-      ['--log-level', 'off', '--allowed-host', 'execd.test'],
-      envWithout('EXECD_AUTH_TOKEN'),
-    );
+    await using server = new CliChild(cli.script, ['--log-level', 'off', '--allowed-host', 'execd.test'], {
+      env: envWithout('EXECD_AUTH_TOKEN'),
+    });
     const url = await server.firstLine();
     await using client = await RawWsClient.connect(url, { headers: { host: 'execd.test' } });
     expect((await client.initialize()).sessionId).toBeTruthy();
@@ -181,7 +168,7 @@ describe('execd-server', () => {
   });
 
   test('--listen stdio speaks NDJSON on stdin/stdout and exits 0 at EOF, killing its processes', async () => {
-    await using server = new CliProcess(cli.script, ['--listen', 'stdio', '--log-level', 'off']);
+    await using server = new CliChild(cli.script, ['--listen', 'stdio', '--log-level', 'off']);
     const lines = (): Record<string, unknown>[] =>
       server.stdout
         .split('\n')
@@ -205,7 +192,7 @@ describe('execd-server', () => {
 
   test('a stdio client that stops reading holds its children back and then gets every byte', async () => {
     const total = 16 * 1024 * 1024;
-    await using server = new CliProcess(cli.script, ['--listen', 'stdio', '--log-level', 'debug']);
+    await using server = new CliChild(cli.script, ['--listen', 'stdio', '--log-level', 'debug']);
     const send = (message: unknown) => server.child.stdin.write(`${JSON.stringify(message)}\n`);
     send({ id: 1, method: 'initialize', params: { clientName: 'c' } });
     send({ method: 'initialized', params: {} });

@@ -1,13 +1,12 @@
 // Spec §2.3 handshake and session rules, and the §8.6 handler tests, without sockets.
 import { type EnvironmentInfo, ExecError, pathToFileUri, RpcError } from '@execd/protocol';
+import { ProcessTracker, waitFor } from '@execd/test-kit';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { LocalProcessTable } from '../../src/local/index.ts';
 import { ConnectionHandler } from '../../src/server/connection-handler.ts';
 import { SessionRegistry } from '../../src/server/session-registry.ts';
 import type { ProcessNotification, ProcessTable } from '../../src/types.ts';
 import { FakeProcessTable } from '../helpers/fake-process-table.ts';
-import { ProcessTracker } from '../helpers/process-tracker.ts';
-import { waitFor } from '../helpers/wait-for.ts';
 
 const INFO: EnvironmentInfo = {
   shell: { name: 'sh', path: '/bin/sh' },
@@ -19,7 +18,6 @@ const registries: SessionRegistry[] = [];
 
 afterEach(async () => {
   await Promise.all(registries.splice(0).map((registry) => registry.close()));
-  await tracker.expectNoSurvivors();
   vi.useRealTimers();
 });
 

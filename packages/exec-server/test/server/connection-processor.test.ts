@@ -7,6 +7,7 @@ import {
   type RpcMessage,
   requestMessage,
 } from '@execd/protocol';
+import { waitFor } from '@execd/test-kit';
 import { afterEach, describe, expect, test } from 'vitest';
 import {
   ConnectionProcessor,
@@ -16,7 +17,6 @@ import {
   SessionRegistry,
 } from '../../src/server/index.ts';
 import { FakeProcessTable } from '../helpers/fake-process-table.ts';
-import { waitFor } from '../helpers/wait-for.ts';
 
 const INFO = { shell: { name: 'sh', path: '/bin/sh' }, capabilities: {} } as EnvironmentInfo;
 const registries: SessionRegistry[] = [];

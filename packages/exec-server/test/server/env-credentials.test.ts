@@ -1,16 +1,16 @@
 // Default credential excludes (security review): real children started through a real server and
 // through the in-process LocalBackend, with credential-shaped variables in the executor's
 // environment, print their own environment; the names must be missing unless the policy opts out.
+
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ExecEnvPolicy, type ExecParams, fromUtf8, pathToFileUri } from '@execd/protocol';
-import { afterEach, describe, expect, test } from 'vitest';
-import { DEFAULT_EXCLUDE_PATTERNS } from '../../src/env/index.ts';
+import { DEFAULT_EXCLUDE_PATTERNS } from '@execd/pty-utils';
+import { ProcessTracker } from '@execd/test-kit';
+import { describe, expect, test } from 'vitest';
 import { LocalBackend, type LocalExecProcess } from '../../src/local/index.ts';
-import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
-import { ProcessTracker } from '../helpers/process-tracker.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
 import { startTestServer } from '../helpers/test-server.ts';
 
@@ -34,11 +34,6 @@ const CREDENTIALS: Readonly<Record<string, string>> = {
 const EXECUTOR_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', KEEP_ME: 'kept', ...CREDENTIALS };
 const CWD = pathToFileUri(tmpdir());
 const tracker = new ProcessTracker();
-
-afterEach(async () => {
-  await tracker.expectNoSurvivors();
-  await expectNoOpenSockets();
-});
 
 function policy(overrides: Partial<ExecEnvPolicy> = {}): ExecEnvPolicy {
   return {

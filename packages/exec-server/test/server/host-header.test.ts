@@ -2,15 +2,10 @@
 // server as its own origin, without an Origin header on a GET, but with its own name as `Host`.
 // Real HTTP requests and upgrades against a real server, with forged and with honest Host headers.
 import { request } from 'node:http';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { MISDIRECTED_REQUEST_STATUS } from '../../src/server/index.ts';
-import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
 import { startTestServer } from '../helpers/test-server.ts';
-
-afterEach(async () => {
-  await expectNoOpenSockets();
-});
 
 /** `GET path` with exactly this Host header; resolves with the status. */
 function get(url: string, path: string, host: string): Promise<number> {

@@ -3,20 +3,16 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { ProcessTracker, waitFor } from '@execd/test-kit';
 import { afterEach, describe, expect, test } from 'vitest';
 import { checkLocalPeer } from '../../src/server/index.ts';
 import { findPeerSocketInode } from '../../src/server/proc-net-tcp.ts';
-import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
-import { ProcessTracker } from '../helpers/process-tracker.ts';
-import { waitFor } from '../helpers/wait-for.ts';
 
 const tracker = new ProcessTracker();
 const cleanups: (() => Promise<void> | void)[] = [];
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  await tracker.expectNoSurvivors();
-  await expectNoOpenSockets();
 });
 
 /** A TCP server on 127.0.0.1:0 whose next accepted socket `accepted()` resolves with. */

@@ -1,21 +1,14 @@
 // Spec §8.3 (exec-server/tests/process.rs): raw JSON-RPC over a real WebSocket, real children.
 import { pathToFileUri } from '@execd/protocol';
-import { afterEach, describe, expect, test } from 'vitest';
+import { ProcessTracker, waitFor } from '@execd/test-kit';
+import { describe, expect, test } from 'vitest';
 import { LocalProcessTable } from '../../src/local/index.ts';
 import { localEnvironmentInfo } from '../../src/server/index.ts';
-import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
-import { ProcessTracker } from '../helpers/process-tracker.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
 import { startTestServer } from '../helpers/test-server.ts';
-import { waitFor } from '../helpers/wait-for.ts';
 
 const CWD = pathToFileUri(process.cwd());
 const tracker = new ProcessTracker();
-
-afterEach(async () => {
-  await tracker.expectNoSurvivors();
-  await expectNoOpenSockets();
-});
 
 function startParams(
   processId: string,

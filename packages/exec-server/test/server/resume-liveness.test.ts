@@ -2,20 +2,18 @@
 // that holds the session. A holder that does not answer (a peer gone without a FIN) is dropped,
 // so the next resume succeeds; a live one keeps its session (`active_session_resume_is_rejected`).
 import { RpcError } from '@execd/protocol';
+import { captureLogger, type LogRecord, waitFor } from '@execd/test-kit';
 import { afterEach, describe, expect, test } from 'vitest';
 import { type SessionAttachment, SessionRegistry } from '../../src/server/index.ts';
 import { FakeProcessTable } from '../helpers/fake-process-table.ts';
-import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
-import { captureLogger, type LogRecord, startTestServer } from '../helpers/test-server.ts';
-import { waitFor } from '../helpers/wait-for.ts';
+import { startTestServer } from '../helpers/test-server.ts';
 
 const clients: RawWsClient[] = [];
 
 afterEach(async () => {
   for (const client of clients) client.resume();
   await Promise.all(clients.splice(0).map((client) => client.close()));
-  await expectNoOpenSockets();
 });
 
 async function connect(url: string): Promise<RawWsClient> {

