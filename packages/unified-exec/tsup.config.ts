@@ -1,15 +1,7 @@
-import { defineConfig } from 'tsup';
+import { packageBuild } from '../../tsup.base.ts';
 
 // Entries mirror the exports map (and bin) one-to-one.
-export default defineConfig({
-  entry: {
-    index: 'src/index.ts',
-    'cli/uexec': 'src/cli/uexec.ts',
-  },
-  format: ['esm'],
-  target: 'node20',
-  platform: 'node',
-  dts: true,
-  sourcemap: true,
-  clean: true,
+export default packageBuild({
+  index: 'src/index.ts',
+  'cli/uexec': 'src/cli/uexec.ts',
 });

@@ -1,10 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { defineExecdConfig } from '../test-kit/src/vitest-config.ts';
 
-export default defineConfig({
-  test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    pool: 'forks',
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-  },
-});
+// The scenario suites checked for leftover children after each test: keep checking after each test.
+export default defineExecdConfig({ leakCheck: 'test' });

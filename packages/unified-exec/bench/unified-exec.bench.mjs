@@ -10,12 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startExecServer } from '@execd/exec-server/server';
-import {
-  LocalExecEnvironment,
-  RemoteExecEnvironment,
-  UnifiedExecProcessManager,
-  UnifiedExecTools,
-} from '../dist/index.js';
+import { Environment, UnifiedExecProcessManager, UnifiedExecTools } from '../dist/index.js';
 
 /** Enough runs for a stable median of a few-millisecond operation on a loaded 2-core machine. */
 const RUNS = Number(process.env.UEXEC_BENCH_RUNS ?? 30);
@@ -88,10 +83,10 @@ async function main() {
     permissionProfile: 'danger-full-access',
     allowLoginShell: false,
   };
-  const local = new LocalExecEnvironment(environmentOptions);
+  const local = Environment.local(environmentOptions);
   const localTools = tools(local);
   const server = await startExecServer({ listen: 'ws://127.0.0.1:0' });
-  const remote = await RemoteExecEnvironment.connect({ ...environmentOptions, url: server.url });
+  const remote = await Environment.connect({ ...environmentOptions, url: server.url });
   const remoteTools = tools(remote);
   try {
     // Warm-up (module loading, the first bwrap-free spawn, the connection).

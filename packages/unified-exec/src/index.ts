@@ -26,31 +26,30 @@ export {
   UNIFIED_EXEC_OUTPUT_MAX_TOKENS,
   WINDOWS_INITIAL_EXEC_YIELD_TIME_FLOOR_MS,
 } from './constants.ts';
-// The runtime: process manager, store, orchestrator, backends, handlers.
+// Environments: where commands run, and the settings the agent side adds.
+export {
+  Environment,
+  LOCAL_ENVIRONMENT_ID,
+  type LocalEnvironmentOptions,
+  REMOTE_ENVIRONMENT_ID,
+  type RemoteEnvironmentOptions,
+} from './environment/environment.ts';
+export { EnvironmentManager } from './environment/environment-manager.ts';
 export {
   DEFAULT_ENV_POLICY,
-  type ExecEnvironment,
-  type ExecEnvironmentOptions,
+  type EnvironmentSettings,
+  type EnvironmentSettingsOptions,
   type ManagedNetworkOptions,
-  type StartProcessOptions,
-} from './environment/exec-environment.ts';
-export { execEnvironmentFrom } from './environment/from-environment.ts';
-export { LocalExecEnvironment, type LocalExecEnvironmentOptions } from './environment/local-environment.ts';
-export {
-  type ConnectRemoteEnvironmentOptions,
-  RemoteExecEnvironment,
-  type RemoteExecEnvironmentOptions,
-} from './environment/remote-environment.ts';
+} from './environment/environment-settings.ts';
 export {
   type SandboxDeniedOutput,
   STDIN_CLOSED_MESSAGE,
   UnifiedExecError,
   type UnifiedExecErrorKind,
 } from './errors.ts';
-export {
-  type ExecCommandHandlerOptions,
-  handleExecCommand,
-  type ToolCallOptions,
+export type {
+  ExecCommandHandlerOptions,
+  ToolCallOptions,
 } from './handlers/exec-command-handler.ts';
 export { errorResult, successResult, type ToolCallResult } from './handlers/tool-call-result.ts';
 export {
@@ -58,7 +57,6 @@ export {
   UnifiedExecTools,
   type UnifiedExecToolsOptions,
 } from './handlers/unified-exec-tools.ts';
-export { handleWriteStdin, type WriteStdinHandlerOptions } from './handlers/write-stdin-handler.ts';
 export type { UnifiedExecEvent } from './manager/events.ts';
 export {
   UnifiedExecProcessManager,
@@ -126,29 +124,8 @@ export {
 } from './output/truncation.ts';
 export { countLines, decodeUtf8Lossy, encodeUtf8, utf8ByteLength } from './output/utf8.ts';
 export { Utf8DeltaSplitter } from './output/utf8-stream.ts';
-export { type CollectOutputOptions, collectOutputUntilDeadline } from './process/collect-output.ts';
-export { EVENT_STREAM_CLOSED_MESSAGE, ExecServerDriver } from './process/exec-server-driver.ts';
-export { LocalSpawnDriver } from './process/local-spawn-driver.ts';
-export type { ProcessDriver, ProcessSink } from './process/process-driver.ts';
-export {
-  EARLY_EXIT_OUTPUT_WAIT_MS,
-  UnifiedExecProcess,
-  type UnifiedExecProcessOptions,
-} from './process/unified-exec-process.ts';
-export {
-  buildCommandEnv,
-  type CommandEnv,
-  type CommandEnvOptions,
-  RUNTIME_ENV_VARS,
-} from './runtime/command-env.ts';
-export {
-  execServerParams,
-  execServerProcessId,
-  type LaunchRequest,
-  launchAttempt,
-  sandboxContextFor,
-  writableWorkspaceRoots,
-} from './runtime/launch.ts';
+export { UnifiedExecProcess, type UnifiedExecProcessOptions } from './process/unified-exec-process.ts';
+export { buildCommandEnv, type CommandEnv, type CommandEnvOptions } from './runtime/command-env.ts';
 export {
   type AdditionalPermissions,
   type ArgsParseResult,

@@ -4,7 +4,7 @@
 import { mkdir, mkdtemp, readdir, rename, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { LocalExecEnvironment, UnifiedExecProcessManager, UnifiedExecTools } from '../src/index.ts';
+import { Environment, UnifiedExecProcessManager, UnifiedExecTools } from '../src/index.ts';
 
 // Outside every workspace-write root (/tmp and $TMPDIR are writable there).
 const OUTSIDE_PARENT = '/var/tmp';
@@ -18,7 +18,7 @@ describe.skipIf(process.platform !== 'linux' || process.getuid?.() !== 0)('local
     await rm(base, { recursive: true, force: true });
   });
 
-  async function tools(environment: LocalExecEnvironment) {
+  async function tools(environment: Environment) {
     const manager = new UnifiedExecProcessManager({ approvalPolicy: 'never' });
     return { manager, tools: new UnifiedExecTools({ manager, environments: environment }) };
   }
@@ -28,7 +28,7 @@ describe.skipIf(process.platform !== 'linux' || process.getuid?.() !== 0)('local
     const victim = join(base, 'victim');
     await mkdir(repo, { recursive: true });
     await mkdir(victim);
-    await using environment = new LocalExecEnvironment({ cwd: repo, permissionProfile: 'workspace-write' });
+    await using environment = Environment.local({ cwd: repo, permissionProfile: 'workspace-write' });
     const { manager, tools: t } = await tools(environment);
     await using _ = manager;
     // What a command with the jobs folder writable can do between two commands (as $TMPDIR is):
@@ -46,7 +46,7 @@ describe.skipIf(process.platform !== 'linux' || process.getuid?.() !== 0)('local
   test('a command over its process limit says so in the tool result', async () => {
     const ws = join(base, 'limited');
     await mkdir(ws);
-    await using environment = new LocalExecEnvironment({
+    await using environment = Environment.local({
       cwd: ws,
       permissionProfile: 'workspace-write',
       commandLimits: { maxProcesses: 40 },

@@ -1,6 +1,3 @@
-import { afterEach, expect } from 'vitest';
-import { childPids } from './helpers/processes.ts';
-import { waitFor } from './helpers/wait-for.ts';
 import { defineBasicScenarios } from './scenarios/basic-scenarios.ts';
 import { defineErrorScenarios } from './scenarios/error-scenarios.ts';
 import { defineNetworkScenarios } from './scenarios/network-scenarios.ts';
@@ -11,14 +8,6 @@ import { defineSnapshotScenarios } from './scenarios/snapshot-scenarios.ts';
 import { defineWorkdirScenarios } from './scenarios/workdir-scenarios.ts';
 
 // Every scenario against a local environment (direct spawn).
-afterEach(async () => {
-  await waitFor(() => childPids().length === 0, {
-    what: 'every child to be reaped',
-    timeoutMs: 10_000,
-  }).catch(() => undefined);
-  expect(childPids()).toEqual([]);
-});
-
 defineBasicScenarios('local');
 defineSessionScenarios('local');
 defineOracleReplayScenarios('local');

@@ -1,7 +1,4 @@
-import { afterEach, expect } from 'vitest';
-import { childPids } from './helpers/processes.ts';
 import { useRemoteHarnesses } from './helpers/remote-server.ts';
-import { waitFor } from './helpers/wait-for.ts';
 import { defineBasicScenarios } from './scenarios/basic-scenarios.ts';
 import { defineErrorScenarios } from './scenarios/error-scenarios.ts';
 import { defineNetworkScenarios } from './scenarios/network-scenarios.ts';
@@ -14,14 +11,6 @@ import { defineWorkdirScenarios } from './scenarios/workdir-scenarios.ts';
 // Every scenario again, through an in-process exec-server on 127.0.0.1:0 and the client, with
 // the same expectations as the local suite.
 useRemoteHarnesses();
-
-afterEach(async () => {
-  await waitFor(() => childPids().length === 0, {
-    what: 'every child to be reaped',
-    timeoutMs: 10_000,
-  }).catch(() => undefined);
-  expect(childPids()).toEqual([]);
-});
 
 defineBasicScenarios('remote');
 defineSessionScenarios('remote');

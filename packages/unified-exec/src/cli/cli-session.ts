@@ -1,7 +1,5 @@
 import { resolve } from 'node:path';
-import type { ExecEnvironment } from '../environment/exec-environment.ts';
-import { LocalExecEnvironment } from '../environment/local-environment.ts';
-import { RemoteExecEnvironment } from '../environment/remote-environment.ts';
+import { Environment } from '../environment/environment.ts';
 import { UnifiedExecTools } from '../handlers/unified-exec-tools.ts';
 import { UnifiedExecProcessManager } from '../manager/process-manager.ts';
 import type { Approver } from '../orchestrator/approval.ts';
@@ -10,7 +8,7 @@ import { stderrLogger } from './stderr-logger.ts';
 
 /** One CLI run: an environment, a manager and its tools; `close()` reaps every process. */
 export interface CliSession extends AsyncDisposable {
-  readonly environment: ExecEnvironment;
+  readonly environment: Environment;
   readonly manager: UnifiedExecProcessManager;
   readonly tools: UnifiedExecTools;
   close(): Promise<void>;
@@ -20,14 +18,14 @@ export interface CliSession extends AsyncDisposable {
 export async function openCliSession(options: CliOptions, approver: Approver): Promise<CliSession> {
   // UEXEC_LOG=debug (or trace/info/warn/error) logs the runtime's state changes to stderr.
   const logger = stderrLogger(process.env.UEXEC_LOG);
-  const environment: ExecEnvironment =
+  const environment =
     options.remote === undefined
-      ? new LocalExecEnvironment({
+      ? Environment.local({
           cwd: options.cwd === undefined ? process.cwd() : resolve(options.cwd),
           permissionProfile: options.sandbox,
           logger,
         })
-      : await RemoteExecEnvironment.connect({
+      : await Environment.connect({
           url: options.remote,
           token: options.token,
           cwd: options.cwd,

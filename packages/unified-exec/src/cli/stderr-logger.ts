@@ -1,4 +1,4 @@
-import type { Logger } from '@execd/exec-server';
+import type { Logger } from '@execd/protocol';
 import { visibleJson } from '../orchestrator/visible-text.ts';
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { posix, resolve } from 'node:path';
-import type { ExecEnvironment } from '../environment/exec-environment.ts';
+import type { Environment } from '../environment/environment.ts';
 import { UnifiedExecError } from '../errors.ts';
 import { shlexJoin } from '../internal/shlex.ts';
 import type { UnifiedExecProcessManager } from '../manager/process-manager.ts';
@@ -17,7 +17,7 @@ import { errorResult, successResult, type ToolCallResult } from './tool-call-res
 export interface ExecCommandHandlerOptions {
   readonly manager: UnifiedExecProcessManager;
   /** The environments the model may target; the first is the default. */
-  readonly environments: readonly ExecEnvironment[];
+  readonly environments: readonly Environment[];
   /** Offer `with_additional_permissions` (default false). */
   readonly execPermissionApprovals?: boolean | undefined;
   /** The turn's truncation policy (default 10,000 tokens). */
@@ -62,7 +62,7 @@ export async function handleExecCommand(
   const preselected = environments.find((environment) => environment.id === requestedId) ?? fallback;
   const parsed = parseExecCommandArgs(args, {
     approvalPolicy: manager.approvalPolicy,
-    allowLoginShell: preselected.allowLoginShell,
+    allowLoginShell: preselected.settings.allowLoginShell,
     execPermissionApprovals: handler.execPermissionApprovals ?? false,
     environmentIds: environments.map((environment) => environment.id),
   });
@@ -73,15 +73,25 @@ export async function handleExecCommand(
   const workdir = parsedArgs.workdir;
   const cwd =
     workdir === undefined || workdir.length === 0
-      ? environment.cwd
+      ? environment.settings.cwd
       : environment.isRemote
-        ? posix.resolve(environment.cwd, workdir)
-        : resolve(environment.cwd, workdir);
-  const shell = parsedArgs.shell === undefined ? environment.shell : Shell.fromPath(parsedArgs.shell);
-  if (environment.isRemote && parsedArgs.shell !== undefined && shell.type !== environment.shell.type) {
-    return errorResult(`environment \`${environment.id}\` only supports \`${environment.shell.type}\``);
+        ? posix.resolve(environment.settings.cwd, workdir)
+        : resolve(environment.settings.cwd, workdir);
+  const shell =
+    parsedArgs.shell === undefined ? environment.settings.shell : Shell.fromPath(parsedArgs.shell);
+  if (
+    environment.isRemote &&
+    parsedArgs.shell !== undefined &&
+    shell.type !== environment.settings.shell.type
+  ) {
+    return errorResult(
+      `environment \`${environment.id}\` only supports \`${environment.settings.shell.type}\``,
+    );
   }
-  const command = shell.deriveExecArgs(parsedArgs.cmd, parsedArgs.login ?? environment.allowLoginShell);
+  const command = shell.deriveExecArgs(
+    parsedArgs.cmd,
+    parsedArgs.login ?? environment.settings.allowLoginShell,
+  );
   const callId = options.callId ?? randomUUID();
   const processId = manager.allocateProcessId();
   try {

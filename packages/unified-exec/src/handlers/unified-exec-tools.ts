@@ -1,4 +1,4 @@
-import type { ExecEnvironment } from '../environment/exec-environment.ts';
+import type { Environment } from '../environment/environment.ts';
 import type { UnifiedExecProcessManager } from '../manager/process-manager.ts';
 import type { TruncationPolicy } from '../output/truncation.ts';
 import { execCommandToolSpec, type FunctionToolSpec, writeStdinToolSpec } from '../tools/tool-specs.ts';
@@ -10,7 +10,7 @@ import { handleWriteStdin } from './write-stdin-handler.ts';
 export interface UnifiedExecToolsOptions {
   readonly manager: UnifiedExecProcessManager;
   /** One environment or several (the first is the default; several add `environment_id`). */
-  readonly environments: ExecEnvironment | readonly ExecEnvironment[];
+  readonly environments: Environment | readonly Environment[];
   /** The turn's truncation policy (default 10,000 tokens). */
   readonly turnPolicy?: TruncationPolicy | undefined;
   /** Offer `with_additional_permissions` (default false). */
@@ -31,22 +31,22 @@ export class UnifiedExecTools {
   /** The manager behind the tools. */
   readonly manager: UnifiedExecProcessManager;
   /** The environments, default first. */
-  readonly environments: readonly ExecEnvironment[];
+  readonly environments: readonly Environment[];
   readonly #options: UnifiedExecToolsOptions;
 
   constructor(options: UnifiedExecToolsOptions) {
     this.#options = options;
     this.manager = options.manager;
     this.environments = Array.isArray(options.environments)
-      ? [...(options.environments as readonly ExecEnvironment[])]
-      : [options.environments as ExecEnvironment];
+      ? [...(options.environments as readonly Environment[])]
+      : [options.environments as Environment];
   }
 
   /** The tool declarations: exec_command (shaped by the environments) and write_stdin. */
   specs(): FunctionToolSpec[] {
     return [
       execCommandToolSpec({
-        allowLoginShell: this.environments.some((environment) => environment.allowLoginShell),
+        allowLoginShell: this.environments.some((environment) => environment.settings.allowLoginShell),
         includeShellParameter: this.#options.includeShellParameter ?? true,
         includeEnvironmentId: this.environments.length > 1,
         execPermissionApprovals: this.#options.execPermissionApprovals ?? false,

@@ -1,5 +1,5 @@
 import { MAX_EXEC_OUTPUT_DELTAS_PER_CALL, TRAILING_OUTPUT_GRACE_MS } from '../constants.ts';
-import { settlesWithin } from '../internal/change-signal.ts';
+import { settlesWithin } from '../internal/timers.ts';
 import { HeadTailBuffer } from '../output/head-tail-buffer.ts';
 import { decodeUtf8Lossy } from '../output/utf8.ts';
 import { Utf8DeltaSplitter } from '../output/utf8-stream.ts';

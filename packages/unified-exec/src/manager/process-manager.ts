@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { type Logger, NOOP_LOGGER } from '@execd/exec-server';
+import { Emitter, type Logger, NOOP_LOGGER } from '@execd/protocol';
 import { EARLY_EXIT_GRACE_PERIOD_MS, INTERRUPT_INPUT, TTY_WRITE_SETTLE_MS } from '../constants.ts';
-import type { ExecEnvironment } from '../environment/exec-environment.ts';
+import type { Environment } from '../environment/environment.ts';
 import { UnifiedExecError } from '../errors.ts';
-import { sleep } from '../internal/change-signal.ts';
-import { Emitter } from '../internal/emitter.ts';
+import { sleep } from '../internal/timers.ts';
 import type { Approver } from '../orchestrator/approval.ts';
 import { ToolOrchestrator } from '../orchestrator/tool-orchestrator.ts';
 import { decodeUtf8Lossy, encodeUtf8 } from '../output/utf8.ts';
@@ -193,7 +192,7 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
   #storeProcess(
     process: UnifiedExecProcess,
     request: ExecCommandRequest,
-    environment: ExecEnvironment,
+    environment: Environment,
     streaming: OutputStreaming,
   ): void {
     const entry: ProcessEntry = {

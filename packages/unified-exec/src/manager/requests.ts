@@ -1,4 +1,4 @@
-import type { ExecEnvironment } from '../environment/exec-environment.ts';
+import type { Environment } from '../environment/environment.ts';
 import type { SandboxPermissions } from '../tools/exec-command-args.ts';
 import type { ShellType } from '../tools/shell.ts';
 
@@ -14,7 +14,7 @@ export interface ExecCommandRequest {
   readonly hookCommand: string;
   /** Absolute working directory on the executor. */
   readonly cwd: string;
-  readonly environment: ExecEnvironment;
+  readonly environment: Environment;
   /** The shell family of `command[0]` (decides shell-snapshot eligibility). */
   readonly shellType: ShellType;
   readonly tty: boolean;

@@ -1,4 +1,4 @@
-import type { Logger } from '@execd/exec-server';
+import type { Logger } from '@execd/protocol';
 import { UnifiedExecError } from '../errors.ts';
 import type { SandboxPermissions } from '../tools/exec-command-args.ts';
 import type { ApprovalPolicy } from '../tools/exec-command-policy.ts';

@@ -1,5 +1,5 @@
-import type { ExecProcess, ExecProcessEvent, ExecReadOptions } from '@execd/exec-server';
 import { OutputGapError, type ReadResponse, type SandboxType, type WriteResponse } from '@execd/protocol';
+import type { ExecProcess, ExecProcessEvent, ExecReadOptions } from '@execd/protocol/contract';
 import { describe, expect, test } from 'vitest';
 import { HeadTailBuffer } from '../output/head-tail-buffer.ts';
 import { EVENT_STREAM_CLOSED_MESSAGE, ExecServerDriver } from './exec-server-driver.ts';

@@ -1,5 +1,5 @@
-import type { ExecProcess, ExecProcessEvent } from '@execd/exec-server';
 import { ExecError, type SandboxType } from '@execd/protocol';
+import type { ExecProcess, ExecProcessEvent } from '@execd/protocol/contract';
 import { UnifiedExecError } from '../errors.ts';
 import type { ProcessDriver, ProcessSink } from './process-driver.ts';
 

@@ -1,11 +1,9 @@
-import type { Logger } from '@execd/exec-server';
-import type { SandboxType } from '@execd/protocol';
+import { ChangeSignal, Emitter, type Logger, type SandboxType } from '@execd/protocol';
 import { isLikelySandboxDenied } from '@execd/sandboxing';
 import { UNIFIED_EXEC_OUTPUT_MAX_BYTES, UNIFIED_EXEC_OUTPUT_MAX_TOKENS } from '../constants.ts';
 import { UnifiedExecError } from '../errors.ts';
 import { AsyncMutex } from '../internal/async-mutex.ts';
-import { ChangeSignal, settlesWithin } from '../internal/change-signal.ts';
-import { Emitter } from '../internal/emitter.ts';
+import { settlesWithin } from '../internal/timers.ts';
 import { HeadTailBuffer } from '../output/head-tail-buffer.ts';
 import { formattedTruncateText } from '../output/truncation.ts';
 import { decodeUtf8Lossy } from '../output/utf8.ts';

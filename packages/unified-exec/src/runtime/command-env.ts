@@ -1,5 +1,5 @@
-import { type BaseEnv, createEnv, isNonInheritableEnvVar } from '@execd/exec-server';
 import type { ExecEnvPolicy } from '@execd/protocol';
+import { type BaseEnv, createEnv, isNonInheritableEnvVar } from '@execd/pty-utils';
 import { applyUnifiedExecEnv, type ExecEnvOptions } from '../tools/exec-env.ts';
 
 /**

@@ -1,14 +1,11 @@
 import { pathToFileUri } from '@execd/protocol';
 import { describe, expect, test } from 'vitest';
-import { LocalExecEnvironment } from '../environment/local-environment.ts';
+import { Environment } from '../environment/environment.ts';
 import { sandboxContextFor, writableWorkspaceRoots } from './launch.ts';
 
 describe('sandboxContextFor', () => {
   test('always names the workspace roots: the environment cwd by default, never left to the command cwd', async () => {
-    await using environment = new LocalExecEnvironment({
-      cwd: '/work/ws',
-      permissionProfile: 'workspace-write',
-    });
+    await using environment = Environment.local({ cwd: '/work/ws', permissionProfile: 'workspace-write' });
     expect(writableWorkspaceRoots(environment)).toEqual(['/work/ws']);
     expect(sandboxContextFor(environment)).toMatchObject({
       profile: 'workspace-write',
@@ -18,7 +15,7 @@ describe('sandboxContextFor', () => {
   });
 
   test('configured roots (resolved against the cwd) replace the default', async () => {
-    await using environment = new LocalExecEnvironment({ cwd: '/work/ws', workspaceRoots: ['.', '../lib'] });
+    await using environment = Environment.local({ cwd: '/work/ws', workspaceRoots: ['.', '../lib'] });
     expect(sandboxContextFor(environment).workspaceRoots).toEqual([
       pathToFileUri('/work/ws'),
       pathToFileUri('/work/lib'),

@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { ExecProcess, Logger } from '@execd/exec-server';
-import type { NetworkPolicyDecider } from '@execd/exec-server/client';
 import {
   ExecError,
   type ExecParams,
+  type Logger,
   pathToFileUri,
   type SandboxContext,
   type ShellSnapshotRequest,
 } from '@execd/protocol';
+import type { ExecProcess, NetworkPolicyDecider } from '@execd/protocol/contract';
 import { sandboxFromContext, spawnProcess } from '@execd/sandboxing';
-import type { ExecEnvironment } from '../environment/exec-environment.ts';
-import { LocalExecEnvironment } from '../environment/local-environment.ts';
+import type { Environment } from '../environment/environment.ts';
 import { UnifiedExecError } from '../errors.ts';
 import type { NetworkApprovalTarget } from '../orchestrator/approval.ts';
 import type { SandboxAttempt } from '../orchestrator/tool-orchestrator.ts';
@@ -31,7 +30,7 @@ export interface LaunchRequest {
   readonly env: CommandEnv;
   /** Set when the executor should restore a shell snapshot (forces the exec-server path). */
   readonly shellSnapshot: ShellSnapshotRequest | undefined;
-  readonly environment: ExecEnvironment;
+  readonly environment: Environment;
   readonly earlyExitGraceMs: number;
   /** Decides the managed network's questions about hosts no pattern covers (true allows). */
   readonly approveNetwork?: ((target: NetworkApprovalTarget) => Promise<boolean>) | undefined;
@@ -43,21 +42,21 @@ export interface LaunchRequest {
  * environment's configured `workspaceRoots`, else its own cwd. Never the command's cwd: the
  * model chooses that (`workdir`), and a command may run in a folder it cannot write.
  */
-export function writableWorkspaceRoots(environment: ExecEnvironment): readonly string[] {
-  return environment.workspaceRoots ?? [environment.cwd];
+export function writableWorkspaceRoots(environment: Environment): readonly string[] {
+  return environment.settings.workspaceRoots ?? [environment.settings.cwd];
 }
 
 /**
  * The portable sandbox intent of a sandboxed attempt in `environment`. `workspaceRoots` is always
  * sent: the executor would otherwise fall back to the command's cwd as a writable root.
  */
-export function sandboxContextFor(environment: ExecEnvironment): SandboxContext {
+export function sandboxContextFor(environment: Environment): SandboxContext {
   return {
-    profile: environment.permissionProfile,
+    profile: environment.settings.permissionProfile,
     workspaceRoots: writableWorkspaceRoots(environment).map((root) => pathToFileUri(root)),
-    networkAccess: environment.networkAccess,
+    networkAccess: environment.settings.networkAccess,
     writableRoots: undefined,
-    network: environment.managedNetwork === undefined ? undefined : 'proxied',
+    network: environment.settings.managedNetwork === undefined ? undefined : 'proxied',
     excludeTmpdirEnvVar: undefined,
     excludeSlashTmp: undefined,
     mode: 'auto',
@@ -87,7 +86,7 @@ export function execServerParams(
   const env = { ...request.env.execServerOverlay };
   // The snapshot restores the login shell's PATH; an overlay PATH would override it.
   if (request.shellSnapshot !== undefined) delete env.PATH;
-  const network = sandbox === undefined ? undefined : request.environment.managedNetwork;
+  const network = sandbox === undefined ? undefined : request.environment.settings.managedNetwork;
   return {
     processId: execServerProcessId(
       request.processId,
@@ -144,7 +143,7 @@ export async function launchAttempt(
   const { environment } = request;
   const sandbox = attempt.sandboxed ? sandboxContextFor(environment) : undefined;
   const options = { tty: request.tty, earlyExitGraceMs: request.earlyExitGraceMs, logger: request.logger };
-  const managed = sandbox !== undefined && environment.managedNetwork !== undefined;
+  const managed = sandbox !== undefined && environment.settings.managedNetwork !== undefined;
   // A remote environment, a shell snapshot and a managed network all need an exec-server.
   if (environment.isRemote || request.shellSnapshot !== undefined || managed) {
     let started: ExecProcess;
@@ -152,12 +151,12 @@ export async function launchAttempt(
       const params = execServerParams(request, sandbox, attempt.retry);
       const startOptions = managed ? { networkPolicyDecider: networkDecider(request) } : {};
       try {
-        started = await environment.startProcess(params, startOptions);
+        started = await environment.backend.start(params, startOptions);
       } catch (error) {
         // The executor still retains a finished process under the plain id (ids are reused):
         // start under a fresh suffixed id instead, as the original does for sandboxed launches.
         if (!isDuplicateProcessId(error) || params.processId !== String(request.processId)) throw error;
-        started = await environment.startProcess(
+        started = await environment.backend.start(
           { ...params, processId: execServerProcessId(request.processId, true) },
           startOptions,
         );
@@ -174,7 +173,6 @@ export async function launchAttempt(
   }
   let spawned: Awaited<ReturnType<typeof spawnProcess>>;
   try {
-    const local = environment instanceof LocalExecEnvironment ? environment : undefined;
     spawned = await spawnProcess({
       command: request.command,
       cwd: request.cwd,
@@ -183,8 +181,8 @@ export async function launchAttempt(
       tty: request.tty,
       stdinOpen: request.tty,
       logger: request.logger,
-      ...(local === undefined ? {} : { rootPins: local.rootPins }),
-      ...(local?.commandLimits === undefined ? {} : { limits: local.commandLimits }),
+      rootPins: environment.rootPins,
+      ...(environment.commandLimits === undefined ? {} : { limits: environment.commandLimits }),
     });
   } catch (error) {
     throw UnifiedExecError.createProcess(error instanceof Error ? error.message : String(error), error);

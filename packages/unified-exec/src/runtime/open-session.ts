@@ -1,4 +1,4 @@
-import type { Logger } from '@execd/exec-server';
+import type { Logger } from '@execd/protocol';
 import { UnifiedExecError } from '../errors.ts';
 import type { ExecCommandRequest } from '../manager/requests.ts';
 import type { ToolOrchestrator } from '../orchestrator/tool-orchestrator.ts';
@@ -29,7 +29,7 @@ export async function openSession(
   context: OpenSessionContext,
 ): Promise<UnifiedExecProcess> {
   const { environment } = request;
-  const env = buildCommandEnv(environment.envPolicy, {
+  const env = buildCommandEnv(environment.settings.envPolicy, {
     threadId: context.threadId,
     ...(context.sessionId === undefined ? {} : { sessionId: context.sessionId }),
   });
@@ -44,7 +44,8 @@ export async function openSession(
     justification: request.justification,
     // A managed network confines even a full-access profile.
     sandboxable:
-      environment.permissionProfile !== 'danger-full-access' || environment.managedNetwork !== undefined,
+      environment.settings.permissionProfile !== 'danger-full-access' ||
+      environment.settings.managedNetwork !== undefined,
   };
   try {
     return await orchestrator.run(orchestration, (attempt) =>

@@ -16,7 +16,11 @@ export function shellSnapshotRequest(
 ): ShellSnapshotRequest | undefined {
   const { environment, command } = request;
   const shellPath = command[0];
-  if (!environment.shellSnapshot || request.cwd !== environment.cwd || shellPath === undefined)
+  if (
+    !environment.settings.shellSnapshot ||
+    request.cwd !== environment.settings.cwd ||
+    shellPath === undefined
+  )
     return undefined;
   if (!SNAPSHOT_SHELLS.includes(request.shellType) || command[1] !== '-lc') return undefined;
   return { scopeId: `${threadId}:${environment.id}`, shell: { name: request.shellType, path: shellPath } };

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startExecServer } from '@execd/exec-server/server';
 import { spawnPty } from '@execd/pty-utils';
+import { CliChild, runCli, waitFor } from '@execd/test-kit';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { buildUexec, runUexec, UexecProcess } from '../helpers/cli.ts';
+import { buildUexec } from '../helpers/cli.ts';
 import { pidsMatching, uniqueMarker } from '../helpers/processes.ts';
 import { parseToolText } from '../helpers/tool-text.ts';
-import { waitFor } from '../helpers/wait-for.ts';
 
 let script: string;
 let removeBuild: () => Promise<void>;
@@ -30,29 +30,23 @@ const FULL_ACCESS = ['--sandbox', 'danger-full-access'];
 
 describe('uexec', () => {
   test('--help prints the usage; a bad option is a usage error (exit 2)', async () => {
-    const help = await runUexec(script, ['--help']);
+    const help = await runCli(script, ['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('uexec run "<command>"');
-    const bad = await runUexec(script, ['--approval', 'sometimes']);
+    const bad = await runCli(script, ['--approval', 'sometimes']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--approval must be one of never, on-request, on-failure, untrusted');
   });
 
   test('run prints the tool result and exits with the command exit code', async () => {
-    const result = await runUexec(script, [
-      'run',
-      ...FULL_ACCESS,
-      '--cwd',
-      dir,
-      "printf 'hi\\n'; pwd; exit 3",
-    ]);
+    const result = await runCli(script, ['run', ...FULL_ACCESS, '--cwd', dir, "printf 'hi\\n'; pwd; exit 3"]);
     expect(result.code).toBe(3);
     expect(parseToolText(result.stdout)).toMatchObject({ exitCode: 3, output: `hi\n${dir}\n` });
   });
 
   test('run reaps a command still running after its yield', async () => {
     const marker = uniqueMarker();
-    const result = await runUexec(script, [
+    const result = await runCli(script, [
       'run',
       ...FULL_ACCESS,
       '--yield-time-ms',
@@ -66,7 +60,7 @@ describe('uexec', () => {
 
   test('run --remote goes through an execd-server', async () => {
     await using server = await startExecServer({ listen: 'ws://127.0.0.1:0' });
-    const result = await runUexec(script, [
+    const result = await runCli(script, [
       'run',
       ...FULL_ACCESS,
       '--remote',
@@ -90,7 +84,7 @@ describe('uexec', () => {
       'quit',
       '',
     ].join('\n');
-    const result = await runUexec(script, [...FULL_ACCESS, '--cwd', dir], { input });
+    const result = await runCli(script, [...FULL_ACCESS, '--cwd', dir], { input });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('write <id> <text>');
     expect(result.stdout).toContain('Output:\none\n');
@@ -100,7 +94,7 @@ describe('uexec', () => {
   });
 
   test('interactive write with escapes: a tty cat echoes, Ctrl-D ends it', async () => {
-    await using child = new UexecProcess(script, [...FULL_ACCESS, '--cwd', dir]);
+    await using child = new CliChild(script, [...FULL_ACCESS, '--cwd', dir]);
     child.send(`call exec_command ${JSON.stringify({ cmd: 'cat', tty: true, yield_time_ms: 300 })}\n`);
     const id = await waitFor(() => /Process running with session ID (\d+)/.exec(child.stdout)?.[1], {
       what: 'a session id',
@@ -120,7 +114,7 @@ describe('uexec', () => {
 
   test('SIGTERM reaps the sessions before exiting', async () => {
     const marker = uniqueMarker();
-    await using child = new UexecProcess(script, [...FULL_ACCESS, '--cwd', dir]);
+    await using child = new CliChild(script, [...FULL_ACCESS, '--cwd', dir]);
     child.send(`call exec_command {"cmd":"sleep 600; : ${marker}","yield_time_ms":300}\n`);
     await waitFor(() => child.stdout.includes('Process running with session ID'), { what: 'the session' });
     expect(pidsMatching(marker).length).toBeGreaterThan(0);
@@ -208,7 +202,7 @@ describe.skipIf(process.platform !== 'linux')(
           'quit',
           '',
         ].join('\n');
-        const result = await runUexec(script, ['--sandbox', 'workspace-write', '--cwd', workspace], {
+        const result = await runCli(script, ['--sandbox', 'workspace-write', '--cwd', workspace], {
           input,
         });
         expect(result.code).toBe(0);

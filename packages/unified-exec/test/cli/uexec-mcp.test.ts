@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from '@execd/test-kit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -10,7 +11,6 @@ import { execCommandToolSpec, toMcpTool, writeStdinToolSpec } from '../../src/in
 import { buildUexec } from '../helpers/cli.ts';
 import { pidsMatching, uniqueMarker } from '../helpers/processes.ts';
 import { parseToolText } from '../helpers/tool-text.ts';
-import { waitFor } from '../helpers/wait-for.ts';
 
 let script: string;
 let removeBuild: () => Promise<void>;

@@ -3,9 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NetworkResolver } from '@execd/network-proxy';
 import {
-  type ExecEnvironment,
-  LocalExecEnvironment,
-  type LocalExecEnvironmentOptions,
+  Environment,
+  type LocalEnvironmentOptions,
   type ToolCallResult,
   type TruncationPolicy,
   UnifiedExecProcessManager,
@@ -20,7 +19,7 @@ export type HarnessMode = 'local' | 'remote';
 /** Options of {@link createHarness}. */
 export interface HarnessOptions {
   readonly manager?: UnifiedExecProcessManagerOptions;
-  readonly environment?: LocalExecEnvironmentOptions;
+  readonly environment?: LocalEnvironmentOptions;
   /** The turn's truncation policy of the tools. */
   readonly turnPolicy?: TruncationPolicy;
   /** Name resolution of managed-network proxies (maps test host names; the real network is never used). */
@@ -32,7 +31,7 @@ export interface Harness extends AsyncDisposable {
   readonly mode: HarnessMode;
   readonly manager: UnifiedExecProcessManager;
   readonly tools: UnifiedExecTools;
-  readonly environment: ExecEnvironment;
+  readonly environment: Environment;
   /** The environment's cwd (a fresh temp directory, removed at close). */
   readonly dir: string;
   exec(args: Record<string, unknown> | string): Promise<ToolCallResult>;
@@ -51,9 +50,9 @@ function parsedOrThrow(result: ToolCallResult): ParsedToolText {
 
 /** The remote environment factory (set by the remote suite helper once the client exists). */
 export type RemoteEnvironmentFactory = (
-  options: LocalExecEnvironmentOptions & { cwd: string },
+  options: LocalEnvironmentOptions & { cwd: string },
   server: { readonly networkResolver?: NetworkResolver | undefined },
-) => Promise<ExecEnvironment>;
+) => Promise<Environment>;
 
 let remoteFactory: RemoteEnvironmentFactory | undefined;
 
@@ -76,9 +75,9 @@ export async function createHarness(mode: HarnessMode, options: HarnessOptions =
     ...options.environment,
     cwd: options.environment?.cwd ?? dir,
   };
-  let environment: ExecEnvironment;
+  let environment: Environment;
   if (mode === 'local') {
-    environment = new LocalExecEnvironment({
+    environment = Environment.local({
       ...environmentOptions,
       ...(options.networkResolver === undefined
         ? {}

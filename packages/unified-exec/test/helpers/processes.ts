@@ -20,27 +20,6 @@ export function pidsMatching(marker: string): number[] {
   return pids;
 }
 
-// The exec-server's per-process orphan watchdog (one for the life of the Node process): not a leak.
-const WATCHDOG_PREFIX = "/bin/sh -c trap '' HUP INT TERM PIPE";
-
-/** Pids of live (non-zombie) direct children of this test process, the exec-server watchdog excepted. */
-export function childPids(): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[1]) !== process.pid || fields[0] === 'Z') continue;
-      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      if (!cmdline.startsWith(WATCHDOG_PREFIX)) pids.push(Number(name));
-    } catch {
-      // Gone.
-    }
-  }
-  return pids;
-}
-
 /** A marker unique to one test, to find its processes in /proc. */
 export function uniqueMarker(prefix = 'uexec'): string {
   return `${prefix}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;

@@ -1,5 +1,5 @@
 import { startExecServer } from '@execd/exec-server/server';
-import { RemoteExecEnvironment } from '../../src/index.ts';
+import { Environment } from '../../src/index.ts';
 import { setRemoteEnvironmentFactory } from './harness.ts';
 
 /**
@@ -15,7 +15,7 @@ export function useRemoteHarnesses(): void {
         : { processTable: { networkResolver: serverOptions.networkResolver } }),
     });
     try {
-      const environment = await RemoteExecEnvironment.connect({ ...options, url: server.url });
+      const environment = await Environment.connect({ ...options, url: server.url });
       const closeEnvironment = environment.close.bind(environment);
       let closing: Promise<void> | undefined;
       Object.defineProperty(environment, 'close', {

@@ -17,8 +17,8 @@ export function defineSnapshotScenarios(mode: HarnessMode): void {
         'uexec_snapshot_fn() { echo "from-snapshot:$1"; }\nexport SNAP_EXPORTED=yes\n',
       );
       // The policy points HOME at the fixture home for the capture and for the commands.
-      const withHome = { ...h.environment.envPolicy, set: { HOME: home } };
-      Object.defineProperty(h.environment, 'envPolicy', { value: withHome });
+      const withHome = { ...h.environment.settings.envPolicy, set: { HOME: home } };
+      Object.defineProperty(h.environment.settings, 'envPolicy', { value: withHome });
       const restored = await h.execParsed({ cmd: 'uexec_snapshot_fn ok; echo "exported=$SNAP_EXPORTED"' });
       expect(restored).toMatchObject({ exitCode: 0, output: 'from-snapshot:ok\nexported=yes\n' });
       const again = await h.execParsed({ cmd: 'uexec_snapshot_fn again' });

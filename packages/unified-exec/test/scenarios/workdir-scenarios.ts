@@ -2,11 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import {
-  type ApprovalRequest,
-  DEFAULT_ENV_POLICY,
-  type LocalExecEnvironmentOptions,
-} from '../../src/index.ts';
+import { type ApprovalRequest, DEFAULT_ENV_POLICY, type LocalEnvironmentOptions } from '../../src/index.ts';
 import { createHarness, type Harness, type HarnessMode } from '../helpers/harness.ts';
 
 // Outside every workspace-write root (/tmp and $TMPDIR are writable there), so that the
@@ -44,7 +40,7 @@ export function defineWorkdirScenarios(mode: HarnessMode): void {
 
     /** A workspace-write harness in `workspace` whose approver refuses every unsandboxed retry. */
     async function sandboxed(
-      environment: LocalExecEnvironmentOptions = {},
+      environment: LocalEnvironmentOptions = {},
     ): Promise<{ h: Harness; asked: ApprovalRequest[] }> {
       const asked: ApprovalRequest[] = [];
       const h = await createHarness(mode, {
