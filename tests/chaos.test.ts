@@ -6,9 +6,9 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ExecServerClient } from '@execd/exec-server/client';
-import { FaultProxy } from '@execd/exec-server/testing';
+import { ExecServerClient } from '@execd/exec-client';
 import { ExecError } from '@execd/protocol';
+import { FaultProxy } from '@execd/test-kit';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CliServer } from './helpers/cli-server.ts';
 import { type Collected, childEnv, collect, execParams, isContiguousFromOne } from './helpers/exec.ts';

@@ -2,13 +2,12 @@
 // orphaned), its clients must get the documented failure, and a restarted server must serve new
 // sessions.
 import { randomUUID } from 'node:crypto';
-import { ExecServerClient } from '@execd/exec-server/client';
+import { ExecServerClient } from '@execd/exec-client';
 import { RpcError } from '@execd/protocol';
+import { descendants, isProcessRunning, processesWithEnv, waitFor } from '@execd/test-kit';
 import { afterEach, describe, expect, test } from 'vitest';
 import { CliServer } from './helpers/cli-server.ts';
 import { childEnv, collect, execParams } from './helpers/exec.ts';
-import { descendants, isRunning, processesWithEnv } from './helpers/procfs.ts';
-import { waitFor } from './helpers/wait-for.ts';
 
 const MARK = 'EXECD_CRASH_TEST_MARK';
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -66,6 +65,7 @@ describe('execd-server killed with SIGKILL mid-stream', () => {
 
       // Every tree is up (sleeper, sh + 2 sleeps, sh + sleep, bwrap + sleep, streamer) and output flows.
       await waitFor(() => processesWithEnv(MARK, mark).length >= 9 && streamed > 200, {
+        timeoutMs: 30_000,
         what: 'every child to run and the streamer to stream',
       });
       const before = descendants(server.pid).map((stat) => stat.pid);
@@ -80,7 +80,8 @@ describe('execd-server killed with SIGKILL mid-stream', () => {
         timeoutMs: 20_000,
         what: `the server's children to die (left: ${JSON.stringify(processesWithEnv(MARK, mark))})`,
       });
-      await waitFor(() => before.every((pid) => !isRunning(pid)), {
+      await waitFor(() => before.every((pid) => !isProcessRunning(pid)), {
+        timeoutMs: 30_000,
         what: 'every former descendant to be gone',
       });
 
@@ -92,7 +93,7 @@ describe('execd-server killed with SIGKILL mid-stream', () => {
         /^exec-server transport disconnected: .*; failed to resume exec-server session: /,
       );
       expect(followed.stdout.toString()).toMatch(/^tick 1\n/);
-      await waitFor(() => remote.state === 'failed', { what: 'the client to fail' });
+      await waitFor(() => remote.state === 'failed', { timeoutMs: 30_000, what: 'the client to fail' });
       const read = await processes[0]!.read();
       expect(read).toMatchObject({ closed: true, exited: true, exitCode: null, chunks: [] });
       expect(read.failure).toBe(followed.failure);

@@ -19,13 +19,12 @@ import {
 import { createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { ExecServerClient } from '@execd/exec-server/client';
+import type { ExecServerClient } from '@execd/exec-client';
 import { pathToFileUri } from '@execd/protocol';
+import { isProcessRunning, processesWithEnv, waitFor } from '@execd/test-kit';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { childEnv, collect, execParams } from './helpers/exec.ts';
 import { metricValue, TestServer } from './helpers/in-process-server.ts';
-import { isRunning, processesWithEnv } from './helpers/procfs.ts';
-import { waitFor } from './helpers/wait-for.ts';
 
 const ID = randomUUID().slice(0, 8);
 const MARK = 'EXECD_ESCAPE_MARK';
@@ -191,7 +190,7 @@ const ATTEMPTS: readonly Attempt[] = [
       perl(
         `syscall(${SYSCALLS.ptrace}, 16, ${h.victimPid}, 0, 0) == -1 and die "ptrace: $!\\n"; print "attached\\n"`,
       ),
-    untouched: (h) => expect(isRunning(h.victimPid)).toBe(true),
+    untouched: (h) => expect(isProcessRunning(h.victimPid)).toBe(true),
   },
   {
     name: "add a key to the host root's session keyring",
@@ -238,13 +237,13 @@ const ATTEMPTS: readonly Attempt[] = [
     name: 'kill a host process',
     script: (h) => `kill -9 ${h.victimPid}`,
     confined: true,
-    untouched: (h) => expect(isRunning(h.victimPid)).toBe(true),
+    untouched: (h) => expect(isProcessRunning(h.victimPid)).toBe(true),
   },
   {
     name: 'read a host process through /proc/PID/mem',
     script: (h) => `head -c 16 /proc/${h.victimPid}/mem`,
     confined: true,
-    untouched: (h) => expect(isRunning(h.victimPid)).toBe(true),
+    untouched: (h) => expect(isProcessRunning(h.victimPid)).toBe(true),
   },
   {
     name: "take over the sandbox's pid 1 through /proc/1/mem (it is as confined as the command)",
@@ -260,6 +259,7 @@ const ATTEMPTS: readonly Attempt[] = [
     // The survivor carries the attempt's marker; it must die with the sandbox.
     untouched: async () => {
       await waitFor(() => processesWithEnv(MARK, 'survivor').length === 0, {
+        timeoutMs: 30_000,
         what: 'the setsid survivor to die',
       });
     },

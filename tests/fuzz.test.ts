@@ -1,18 +1,17 @@
 // Fuzz: mutated and random frames in both codecs against a live execd-server CLI. The server
 // never crashes (and logs no error), its memory stays bounded, and a healthy process in another
 // session keeps streaming correctly throughout. `npm test`: 3,000 frames; `pnpm test:stress`: 100,000.
-import { ExecServerClient } from '@execd/exec-server/client';
+import { ExecServerClient } from '@execd/exec-client';
 import { createJsonCodec, createMsgpackCodec, requestMessage } from '@execd/protocol';
+import { rssBytes, waitFor } from '@execd/test-kit';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import WebSocket from 'ws';
 import { CliServer } from './helpers/cli-server.ts';
 import { collect, execParams } from './helpers/exec.ts';
 import { type FuzzFrame, handshakeFrames, nextFuzzFrame } from './helpers/fuzz-frames.ts';
 import { metricValue } from './helpers/in-process-server.ts';
-import { rssBytes } from './helpers/procfs.ts';
 import { Rng } from './helpers/rng.ts';
 import { stressSize } from './helpers/stress.ts';
-import { waitFor } from './helpers/wait-for.ts';
 
 const FRAMES = stressSize(3_000, 100_000);
 /** Fuzzing connections at once; each reconnects whenever the server closes it. */
@@ -131,7 +130,7 @@ describe(`fuzz: ${FRAMES} frames, both codecs (seed ${SEED})`, () => {
     );
     let streamedBytes = 0;
     const followed = collect(counter, { onOutput: (bytes) => (streamedBytes += bytes) });
-    await waitFor(() => streamedBytes > 0, { what: 'the healthy process to stream' });
+    await waitFor(() => streamedBytes > 0, { timeoutMs: 30_000, what: 'the healthy process to stream' });
     const rssStart = rssBytes(server.pid);
     let rssPeak = rssStart;
     const rssSamples: number[] = [];
@@ -172,6 +171,7 @@ describe(`fuzz: ${FRAMES} frames, both codecs (seed ${SEED})`, () => {
           // The healthy stream advanced since the last check (deadline-bounded, not timed).
           const before = bytesAtCheck;
           await waitFor(() => streamedBytes > before, {
+            timeoutMs: 30_000,
             what: `the healthy stream to advance after ${sent} frames`,
           });
           bytesAtCheck = streamedBytes;

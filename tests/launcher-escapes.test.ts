@@ -20,7 +20,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ExecServerClient } from '@execd/exec-server/client';
+import { ExecServerClient } from '@execd/exec-client';
 import type { SandboxContext } from '@execd/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { CliServer } from './helpers/cli-server.ts';

@@ -3,16 +3,15 @@
 // no zombie or other growth in its part of the process table. `npm test`: 60 cycles;
 // `pnpm test:stress`: 1,000.
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { ExecServerClient } from '@execd/exec-server/client';
-import { ExecServerClient as Client } from '@execd/exec-server/client';
+import type { ExecServerClient } from '@execd/exec-client';
+import { ExecServerClient as Client } from '@execd/exec-client';
 import { pathToFileUri } from '@execd/protocol';
+import { descendants, fdCount, processesWithEnv, waitFor } from '@execd/test-kit';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CliServer } from './helpers/cli-server.ts';
 import { childEnv, collect, execParams } from './helpers/exec.ts';
 import { metricValue } from './helpers/in-process-server.ts';
-import { descendants, fdCount, processesWithEnv } from './helpers/procfs.ts';
 import { stressSize } from './helpers/stress.ts';
-import { waitFor } from './helpers/wait-for.ts';
 
 const CYCLES = stressSize(60, 1_000);
 /** Cycles in flight at once (one per variant): keeps a 2-core machine busy but not drowned. */
@@ -93,7 +92,10 @@ describe(`start/terminate cycles (${CYCLES})`, () => {
     // Warm-up: the first sandbox creates the seccomp program file, the first PTY loads node-pty.
     for (const variant of VARIANTS) await cycle(variant);
     const settle = async (): Promise<number> => {
-      await waitFor(() => processesWithEnv(MARK, 'leak').length === 0, { what: 'every tree to be gone' });
+      await waitFor(() => processesWithEnv(MARK, 'leak').length === 0, {
+        timeoutMs: 30_000,
+        what: 'every tree to be gone',
+      });
       return fdCount(server.pid);
     };
     const baselineFds = await settle();
@@ -114,7 +116,10 @@ describe(`start/terminate cycles (${CYCLES})`, () => {
         const count = fdCount(server.pid);
         return count <= baselineFds && count;
       },
-      { what: `the server's fd count to return to ${baselineFds} (now ${fdCount(server.pid)})` },
+      {
+        timeoutMs: 30_000,
+        what: `the server's fd count to return to ${baselineFds} (now ${fdCount(server.pid)})`,
+      },
     );
     expect(fds).toBeLessThanOrEqual(baselineFds);
     // The server's part of the process table is what it was: its watchdog, nothing else, no zombie.

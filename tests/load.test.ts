@@ -2,7 +2,7 @@
 // execd-server CLI. Nothing may be lost and every client must be served; the aggregate throughput
 // is printed (bench/exec-server.bench.mjs measures it as a figure). `npm test`: 20 clients;
 // `pnpm test:stress`: 200 clients, 5 processes each.
-import { ExecServerClient } from '@execd/exec-server/client';
+import { ExecServerClient } from '@execd/exec-client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CliServer } from './helpers/cli-server.ts';
 import { collect, execParams, isContiguousFromOne } from './helpers/exec.ts';

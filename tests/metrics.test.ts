@@ -2,14 +2,13 @@
 // state, bytes streamed, reconnects/resumes, sandbox denials and request latency.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ExecServerClient } from '@execd/exec-server/client';
-import { FaultProxy } from '@execd/exec-server/testing';
+import { ExecServerClient } from '@execd/exec-client';
 import { pathToFileUri } from '@execd/protocol';
+import { FaultProxy, waitFor } from '@execd/test-kit';
 import { afterEach, describe, expect, test } from 'vitest';
 import { CliServer } from './helpers/cli-server.ts';
 import { collect, execParams } from './helpers/exec.ts';
 import { metricValue, TestServer } from './helpers/in-process-server.ts';
-import { waitFor } from './helpers/wait-for.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -64,9 +63,7 @@ describe('GET /metrics', () => {
     await waitFor(
       async () =>
         metricValue(await scrape(server.httpUrl), 'execd_session_events_total', { event: 'resumed' }) === 1,
-      {
-        what: 'the session to be resumed',
-      },
+      { timeoutMs: 30_000, what: 'the session to be resumed' },
     );
     text = await scrape(server.httpUrl);
     expect(metricValue(text, 'execd_session_events_total', { event: 'detached' })).toBe(1);

@@ -1,8 +1,8 @@
 // Building `process/start` params and collecting a process's events through the public client.
 
-import type { ExecProcess } from '@execd/exec-server';
 import type { ExecParams, SandboxContext } from '@execd/protocol';
 import { pathToFileUri } from '@execd/protocol';
+import type { ExecProcess } from '@execd/protocol/contract';
 
 /** The parts of `ExecParams` a suite sets; the rest get the protocol's defaults. */
 export interface StartSpec {

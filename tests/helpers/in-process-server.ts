@@ -1,6 +1,6 @@
 // An execd server in this process (the public `startExecServer`) plus connected clients, all
 // closed by one `close()`.
-import { ExecServerClient } from '@execd/exec-server/client';
+import { ExecServerClient } from '@execd/exec-client';
 import { type ExecServerOptions, type RunningExecServer, startExecServer } from '@execd/exec-server/server';
 import type { CodecName } from '@execd/protocol';
 

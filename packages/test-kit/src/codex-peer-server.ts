@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from '../helpers/wait-for.ts';
+import { waitFor } from './wait-for.ts';
 
-const CODEX_PEER = fileURLToPath(new URL('../../../../../shared/tools/codex-peer', import.meta.url));
+const CODEX_PEER = fileURLToPath(new URL('../../../../shared/tools/codex-peer', import.meta.url));
 
 /** Path of the original `codex` executable (installs it on first use; `CODEX_PEER_BIN` overrides). */
 export function peerBinary(): string {

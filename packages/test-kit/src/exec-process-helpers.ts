@@ -2,7 +2,7 @@
 // so the same code drives the in-process backend and a remote one.
 import { tmpdir } from 'node:os';
 import { type ExecParams, fromUtf8, pathToFileUri, type ReadResponse } from '@execd/protocol';
-import type { ExecProcess, ExecProcessEvent } from '../../src/types.ts';
+import type { ExecProcess, ExecProcessEvent } from '@execd/protocol/contract';
 
 /** Generous: the machine is small and shared. */
 export const SCENARIO_DEADLINE_MS = 20_000;

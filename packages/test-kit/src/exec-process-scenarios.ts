@@ -1,16 +1,16 @@
 // The spec §8.1 `exec_process_*` scenarios (plus execd's additions), written once against the
-// ExecBackend/ExecProcess interfaces: run in-process by test/local/scenarios.test.ts, and over
-// WebSocket (msgpack and json) by the remote client's suite.
+// ExecBackend/ExecProcess contract (`@execd/protocol/contract`): run in-process by exec-server's
+// test/local/scenarios.test.ts, and over WebSocket (msgpack and json) by exec-client's suite.
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecError, OutputGapError, pathToFileUri, utf8 } from '@execd/protocol';
-import { isProcessAlive } from '@execd/pty-utils';
+import type { ExecBackend } from '@execd/protocol/contract';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { ExecBackend } from '../../src/types.ts';
-import { waitFor } from '../helpers/wait-for.ts';
 import { collectEvents, execParams, outputText, readUntil, summarise } from './exec-process-helpers.ts';
+import { isProcessRunning } from './process-alive.ts';
+import { waitFor } from './wait-for.ts';
 
 /**
  * Defines the scenario suite for one backend. `makeBackend` is called once per test; the test
@@ -169,7 +169,7 @@ export function defineExecProcessScenarios(label: string, makeBackend: () => Pro
       expect(await proc.terminate()).toEqual({ running: true });
       const { last } = await readUntil(proc, { afterSeq: started.afterSeq });
       expect(last).toMatchObject({ exited: true, exitCode: 137, closed: true });
-      await waitFor(() => pids.every((pid) => !isProcessAlive(pid)), { what: 'the tree to be gone' });
+      await waitFor(() => pids.every((pid) => !isProcessRunning(pid)), { what: 'the tree to be gone' });
     });
 
     test('duplicate_process_ids_allow_only_one_successful_start', async () => {

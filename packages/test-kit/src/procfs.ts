@@ -1,5 +1,5 @@
 // Process-table probes through /proc (Linux): what a test needs to prove nothing leaked.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 /** One line of `/proc/PID/stat`, the fields the suites look at. */
 export interface ProcStat {
@@ -34,10 +34,13 @@ export function procStat(pid: number): ProcStat | undefined {
   };
 }
 
-/** True while `pid` exists and is not a zombie (a zombie only waits to be reaped). */
-export function isRunning(pid: number): boolean {
-  const stat = procStat(pid);
-  return stat !== undefined && stat.state !== 'Z';
+/** The command line of `pid`, arguments joined by spaces; '' once it is gone (or for a zombie). */
+export function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+  } catch {
+    return '';
+  }
 }
 
 /** Every process currently in the table. */
@@ -70,9 +73,30 @@ export function descendants(pid: number): ProcStat[] {
   return found;
 }
 
+/**
+ * The live (non-zombie) members of session `sid`, wherever they were re-parented: what a child
+ * that leads its own session leaves behind even after its parent died.
+ */
+export function sessionMembers(sid: number): ProcStat[] {
+  return allProcesses().filter((stat) => stat.sid === sid && stat.state !== 'Z');
+}
+
 /** Number of open file descriptors of `pid` (`/proc/PID/fd`). */
 export function fdCount(pid: number): number {
   return readdirSync(`/proc/${pid}/fd`).length;
+}
+
+/** The open file descriptors of `pid` and what each points at (`socket:[123]`, `pipe:[45]`, a path). */
+export function openFds(pid: number | 'self'): Map<number, string> {
+  const fds = new Map<number, string>();
+  for (const name of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      fds.set(Number(name), readlinkSync(`/proc/${pid}/fd/${name}`));
+    } catch {
+      // Closed while we looked (the directory handle of this very listing, for one).
+    }
+  }
+  return fds;
 }
 
 /**
