@@ -1,5 +1,5 @@
 // The exec-server side by side with the original Codex exec-server, in one run, through the same
-// client (`@execd/exec-server/client`; JSON codec against the original):
+// client (`@execd/exec-client`; JSON codec against the original):
 //   (a) process/start of /bin/true until process/closed arrives: median of 200 (interleaved);
 //   (b) one process writing 256 MiB to stdout, streamed to the client: MB/s (+ share delivered);
 //   (c) 200 concurrent `sleep 30`: server RSS and marginal memory per process;
@@ -13,7 +13,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { ExecServerClient } from '@execd/exec-server/client';
+import { ExecServerClient } from '@execd/exec-client';
 import { emit, figure } from './lib/measure.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';

@@ -35,6 +35,9 @@ if (run(process.execPath, [join(ROOT, 'scripts', 'bootstrap.mjs'), 'test']) !== 
 
 if (filters.length === 0) {
   check('lint (biome)', PNPM_BIN, ['exec', 'biome', 'check', '.']);
+  check('architecture (docs/architecture.md)', process.execPath, [
+    join(ROOT, 'scripts', 'check-architecture.mjs'),
+  ]);
   check('typecheck', PNPM_BIN, ['exec', 'turbo', 'run', 'typecheck', '--output-logs=errors-only']);
 }
 
