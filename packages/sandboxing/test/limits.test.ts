@@ -29,6 +29,7 @@ import {
   sweepStaleCommandGroups,
 } from '../src/limits/index.ts';
 import { parentDirectories } from '../src/limits/sweep.ts';
+import { type ProcEntry, procEntries } from './helpers/index.ts';
 
 const BWRAP = '/usr/bin/bwrap';
 const MIB = 1024 * 1024;
@@ -45,31 +46,6 @@ const usable = control.controllers.includes('pids') && control.controllers.inclu
 const v1Host = readFileSync('/proc/self/mountinfo', 'utf8')
   .split('\n')
   .some((line) => / - cgroup cgroup .*\bpids\b/.test(line));
-
-interface ProcEntry {
-  readonly pid: number;
-  readonly session: number;
-  readonly cmdline: string;
-}
-
-/** Live (non-zombie) host processes. */
-function procEntries(): ProcEntry[] {
-  const entries: ProcEntry[] = [];
-  for (const name of readdirSync('/proc')) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (fields[0] === 'Z' || fields[0] === 'X') continue;
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'latin1').replaceAll('\0', ' ').trim();
-      entries.push({ pid, session: Number(fields[3]), cmdline });
-    } catch {
-      // Gone while we looked.
-    }
-  }
-  return entries;
-}
 
 /** Live host processes running exactly `sleep <marker>`. */
 function sleepers(marker: string): ProcEntry[] {

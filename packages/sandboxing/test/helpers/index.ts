@@ -79,13 +79,16 @@ export async function runSandboxed(script: string, options: RunOptions): Promise
   return { exitCode, stdout, stderr, aggregated, sandboxType };
 }
 
-interface ProcEntry {
+/** A live host process, as /proc shows it. */
+export interface ProcEntry {
   readonly pid: number;
   readonly ppid: number;
+  readonly session: number;
   readonly cmdline: string;
 }
 
-function procEntries(): ProcEntry[] {
+/** Live (non-zombie) host processes. */
+export function procEntries(): ProcEntry[] {
   const entries: ProcEntry[] = [];
   for (const name of readdirSync('/proc')) {
     const pid = Number(name);
@@ -95,7 +98,7 @@ function procEntries(): ProcEntry[] {
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       if (fields[0] === 'Z' || fields[0] === 'X') continue;
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'latin1').replaceAll('\0', ' ').trim();
-      entries.push({ pid, ppid: Number(fields[1]), cmdline });
+      entries.push({ pid, ppid: Number(fields[1]), session: Number(fields[3]), cmdline });
     } catch {
       // The process exited while we looked.
     }
