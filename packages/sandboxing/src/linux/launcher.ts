@@ -30,6 +30,7 @@ function launcherScript(preamble: readonly string[]): string {
   return [
     'filter=$1; shift',
     ...preamble,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
     'for fd in /proc/self/fd/*; do fd=${fd##*/}; case $fd in 0|1|2) ;; *) eval "exec $fd>&-" ;; esac; done',
     `exec "$@" ${SECCOMP_FD}<"$filter"`,
   ].join('\n');
