@@ -21,22 +21,13 @@ import {
   type ResolvedClientOptions,
   resolveClientOptions,
 } from './client-options.ts';
+import type { ClientState } from './client-state.ts';
 import { describeError, isRetryable, isTransportLoss } from './errors.ts';
 import { NetworkPolicyRouter } from './network-policy-router.ts';
 import { notificationEvent } from './notification-event.ts';
 import { ProcessRouter } from './process-router.ts';
 import { type CallOptions, type ProcessLink, RemoteProcess } from './remote-process.ts';
 import { RpcConnection } from './rpc-connection.ts';
-
-/**
- * Where a client is:
- * ```
- *  ready --transport lost--> recovering --resumed--> ready
- *    |                            \--deadline or fatal error--> failed
- *    \--close()--> closed  (from any state)
- * ```
- */
-export type ClientState = 'ready' | 'recovering' | 'failed' | 'closed';
 
 /**
  * The exec-server client (the original's `ExecServerClient`): one WebSocket connection, a

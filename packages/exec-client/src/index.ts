@@ -4,8 +4,9 @@
 // `@execd/protocol/contract`.
 
 export type { ExecServerClientOptions } from './client-options.ts';
+export type { ClientState } from './client-state.ts';
 export { UpgradeRefusedError } from './errors.ts';
-export { type ClientState, ExecServerClient } from './exec-server-client.ts';
+export { ExecServerClient } from './exec-server-client.ts';
 export {
   CLIENT_EVENT_LOG_MAX_BYTES,
   CLIENT_EVENT_LOG_MAX_EVENTS,

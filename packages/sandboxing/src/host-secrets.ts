@@ -31,6 +31,22 @@ async function sshHostKeys(): Promise<string[]> {
   }
 }
 
+async function existing(candidates: readonly string[]): Promise<MaskedPath[]> {
+  const found = new Map<string, PathKind>();
+  for (const candidate of candidates) {
+    const entry = await existingPath(candidate);
+    if (entry !== undefined) found.set(entry.path, entry.kind);
+  }
+  return [...found].map(([path, kind]) => ({ path, kind }));
+}
+
+/**
+ * The root-only host secrets that exist here, looked up once per process: system files such as
+ * `/etc/shadow` and the SSH host keys do not come and go while an executor runs, and a launch
+ * should not stat them again every time.
+ */
+let rootOnlySecrets: Promise<MaskedPath[]> | undefined;
+
 /**
  * What to mask in a sandbox: the `extra` paths (the executor's own secrets, e.g. its auth token
  * file; always), plus, unless `fullAccess`, {@link ROOT_ONLY_HOST_SECRETS} and the SSH host keys
@@ -40,13 +56,9 @@ export async function hostSecretsToMask(
   extra: readonly string[] = [],
   fullAccess = false,
 ): Promise<MaskedPath[]> {
-  const candidates = [...extra];
-  if (!fullAccess && process.getuid?.() === 0)
-    candidates.push(...ROOT_ONLY_HOST_SECRETS, ...(await sshHostKeys()));
-  const found = new Map<string, PathKind>();
-  for (const candidate of candidates) {
-    const existing = await existingPath(candidate);
-    if (existing !== undefined) found.set(existing.path, existing.kind);
-  }
-  return [...found].map(([path, kind]) => ({ path, kind }));
+  const masked = await existing(extra);
+  if (fullAccess || process.getuid?.() !== 0) return masked;
+  rootOnlySecrets ??= (async () => existing([...ROOT_ONLY_HOST_SECRETS, ...(await sshHostKeys())]))();
+  const seen = new Set(masked.map((item) => item.path));
+  return [...masked, ...(await rootOnlySecrets).filter((item) => !seen.has(item.path))];
 }
