@@ -61,4 +61,9 @@ ensureSystemPackages();
 ensurePnpm();
 const frozen = existsSync(join(ROOT, 'pnpm-lock.yaml')) ? ['--frozen-lockfile'] : [];
 runOrDie(PNPM_BIN, ['install', ...frozen, '--reporter=append-only']);
-runOrDie(PNPM_BIN, ['exec', 'turbo', 'run', 'build', '--output-logs=errors-only']);
+// Progress: tsup's lines for each package built, one `cache hit` line for each one replayed, so a
+// first build (~35 s) is not silent and a cached one says why it was fast.
+log('building the packages with turbo (cached packages replay at once)');
+const buildStart = Date.now();
+runOrDie(PNPM_BIN, ['exec', 'turbo', 'run', 'build', '--output-logs=new-only']);
+log(`build done in ${((Date.now() - buildStart) / 1000).toFixed(1)} s`);
