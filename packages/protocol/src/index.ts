@@ -47,6 +47,15 @@ export {
   type ServerNotificationMethod,
 } from './methods.ts';
 export {
+  CapabilityRootDiscoverRequest,
+  CapabilityRootDiscovery,
+  CapabilityRootsDiscoverParams,
+  CapabilityRootsDiscoverResponse,
+  CapabilityTextFile,
+  DiscoveredPluginFiles,
+  DiscoveredSkillFiles,
+} from './schemas/capability.ts';
+export {
   Bytes,
   Empty,
   Int32,
@@ -60,6 +69,13 @@ export {
   withDefault,
 } from './schemas/common.ts';
 export {
+  EnvironmentConfigLayer,
+  EnvironmentConfigLayerStack,
+  EnvironmentConfigReadParams,
+  EnvironmentConfigReadResponse,
+  TomlPath,
+} from './schemas/config.ts';
+export {
   ErrorEnvelope,
   NotificationEnvelope,
   RequestEnvelope,
@@ -68,6 +84,43 @@ export {
   type RpcMessage,
 } from './schemas/envelope.ts';
 export { EnvironmentCapabilities, EnvironmentInfo, EnvironmentStatus } from './schemas/environment.ts';
+export {
+  FsCanonicalizeParams,
+  FsCanonicalizeResponse,
+  FsCloseParams,
+  FsCopyParams,
+  FsCreateDirectoryParams,
+  FsGetMetadataParams,
+  FsGetMetadataResponse,
+  FsMissingChangedNotification,
+  FsOpenMode,
+  FsOpenParams,
+  FsOpenResponse,
+  FsReadBlockParams,
+  FsReadBlockResponse,
+  FsReadDirectoryEntry,
+  FsReadDirectoryParams,
+  FsReadDirectoryResponse,
+  FsReadFileParams,
+  FsReadFileResponse,
+  FsRemoveParams,
+  FsWalkEntry,
+  FsWalkError,
+  FsWalkOptions,
+  FsWalkParams,
+  FsWalkResponse,
+  FsWatchMissingParams,
+  FsWatchMissingResponse,
+  FsWriteBlockParams,
+  FsWriteFileParams,
+} from './schemas/fs.ts';
+export {
+  HttpHeader,
+  HttpRedirectPolicy,
+  HttpRequestBodyDeltaNotification,
+  HttpRequestParams,
+  HttpRequestResponse,
+} from './schemas/http.ts';
 export { InitializeParams, InitializeResponse } from './schemas/initialize.ts';
 export {
   ManagedNetwork,
@@ -78,7 +131,19 @@ export {
   NetworkProxyLaunchConfig,
   NetworkRequest,
   NetworkRequestProtocol,
+  RemoteNetworkProxyConfig,
 } from './schemas/network.ts';
+export {
+  FileSystemAccessMode,
+  FileSystemPath,
+  FileSystemSandboxContext,
+  FileSystemSandboxEntry,
+  FileSystemSpecialPath,
+  ManagedFileSystemPermissions,
+  NetworkSandboxPolicy,
+  PermissionProfile,
+  PolicyContext,
+} from './schemas/permission-profile.ts';
 export {
   ExecClosedNotification,
   ExecEnvPolicy,
@@ -87,9 +152,11 @@ export {
   ExecParams,
   type ExecParamsInput,
   ExecResponse,
+  ExecWaitingForInputNotification,
   OutputStream,
   ProcessListEntry,
   ProcessListResponse,
+  ProcessOutputBatchNotification,
   ProcessOutputChunk,
   ProcessSignal,
   ReadParams,
@@ -105,9 +172,12 @@ export {
   WriteStatus,
 } from './schemas/process.ts';
 export {
+  decodeSandboxParam,
+  isFileSystemSandboxContext,
   NetworkMode,
   PermissionProfileName,
   SandboxContext,
+  SandboxParam,
   SandboxPreference,
   SandboxType,
 } from './schemas/sandbox.ts';

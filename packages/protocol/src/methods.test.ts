@@ -179,14 +179,36 @@ describe('the method table', () => {
       'process/list': 'request/client',
       'environment/info': 'request/client',
       'environment/status': 'request/client',
+      'environmentConfig/read': 'request/client',
+      'fs/readFile': 'request/client',
+      'fs/writeFile': 'request/client',
+      'fs/createDirectory': 'request/client',
+      'fs/getMetadata': 'request/client',
+      'fs/canonicalize': 'request/client',
+      'fs/readDirectory': 'request/client',
+      'fs/walk': 'request/client',
+      'fs/remove': 'request/client',
+      'fs/copy': 'request/client',
+      'fs/open': 'request/client',
+      'fs/readBlock': 'request/client',
+      'fs/writeBlock': 'request/client',
+      'fs/close': 'request/client',
+      'fs/watchMissing': 'request/client',
+      'fs/missingChanged': 'notification/server',
+      'capabilityRoots/discoverV1': 'request/client',
+      'http/request': 'request/client',
+      'http/request/bodyDelta': 'notification/server',
       'process/output': 'notification/server',
+      'process/outputBatch': 'notification/server',
       'process/exited': 'notification/server',
       'process/closed': 'notification/server',
+      'process/waitingForInput': 'notification/server',
       'network/policyRequest': 'request/server',
       'network/policyDecision': 'notification/server',
     });
     expect(isMethodName('process/start')).toBe(true);
-    expect(isMethodName('fs/readFile')).toBe(false);
+    expect(isMethodName('fs/readFile')).toBe(true);
+    expect(isMethodName('fs/unwatchMissing')).toBe(false);
     expect(isMethodName('toString')).toBe(false);
   });
 });

@@ -1,8 +1,12 @@
 import * as v from 'valibot';
 import { RpcError } from './errors.ts';
 import { describeIssues } from './issues.ts';
+import { CapabilityRootsDiscoverParams, CapabilityRootsDiscoverResponse } from './schemas/capability.ts';
 import { Empty } from './schemas/common.ts';
+import { EnvironmentConfigReadParams, EnvironmentConfigReadResponse } from './schemas/config.ts';
 import { EnvironmentInfo, EnvironmentStatus } from './schemas/environment.ts';
+import * as fs from './schemas/fs.ts';
+import { HttpRequestBodyDeltaNotification, HttpRequestParams, HttpRequestResponse } from './schemas/http.ts';
 import { InitializeParams, InitializeResponse } from './schemas/initialize.ts';
 import {
   NetworkPolicyDecisionNotification,
@@ -15,7 +19,9 @@ import {
   ExecOutputDeltaNotification,
   ExecParams,
   ExecResponse,
+  ExecWaitingForInputNotification,
   ProcessListResponse,
+  ProcessOutputBatchNotification,
   ReadParams,
   ReadResponse,
   ResizeParams,
@@ -109,9 +115,147 @@ export const METHODS = {
     family: 'environment status',
     lane: 'control',
   },
+  'environmentConfig/read': {
+    type: 'request',
+    from: 'client',
+    params: EnvironmentConfigReadParams,
+    result: EnvironmentConfigReadResponse,
+    family: 'environment config',
+  },
+  'fs/readFile': {
+    type: 'request',
+    from: 'client',
+    params: fs.FsReadFileParams,
+    result: fs.FsReadFileResponse,
+    family: 'filesystem',
+  },
+  'fs/writeFile': {
+    type: 'request',
+    from: 'client',
+    params: fs.FsWriteFileParams,
+    result: Empty,
+    family: 'filesystem',
+  },
+  'fs/createDirectory': {
+    type: 'request',
+    from: 'client',
+    params: fs.FsCreateDirectoryParams,
+    result: Empty,
+    family: 'filesystem',
+  },
+  'fs/getMetadata': {
+    type: 'request',
+    from: 'client',
+    params: fs.FsGetMetadataParams,
+    result: fs.FsGetMetadataResponse,
+    family: 'filesystem',
+  },
+  'fs/canonicalize': {
+    type: 'request',
+    from: 'client',
+    params: fs.FsCanonicalizeParams,
+    result: fs.FsCanonicalizeResponse,
+    family: 'filesystem',
+  },
+  'fs/readDirectory': {
+    type: 'request',
+    from: 'client',
+    params: fs.FsReadDirectoryParams,
+    result: fs.FsReadDirectoryResponse,
+    family: 'filesystem',
+  },
+  'fs/walk': {
+    type: 'request',
+    from: 'client',
+    params: fs.FsWalkParams,
+    result: fs.FsWalkResponse,
+    family: 'filesystem',
+  },
+  'fs/remove': {
+    type: 'request',
+    from: 'client',
+    params: fs.FsRemoveParams,
+    result: Empty,
+    family: 'filesystem',
+  },
+  'fs/copy': {
+    type: 'request',
+    from: 'client',
+    params: fs.FsCopyParams,
+    result: Empty,
+    family: 'filesystem',
+  },
+  'fs/open': {
+    type: 'request',
+    from: 'client',
+    params: fs.FsOpenParams,
+    result: fs.FsOpenResponse,
+    family: 'filesystem',
+  },
+  'fs/readBlock': {
+    type: 'request',
+    from: 'client',
+    params: fs.FsReadBlockParams,
+    result: fs.FsReadBlockResponse,
+    family: 'filesystem',
+  },
+  'fs/writeBlock': {
+    type: 'request',
+    from: 'client',
+    params: fs.FsWriteBlockParams,
+    result: Empty,
+    family: 'filesystem',
+  },
+  'fs/close': {
+    type: 'request',
+    from: 'client',
+    params: fs.FsCloseParams,
+    result: Empty,
+    family: 'filesystem',
+    lane: 'control',
+  },
+  'fs/watchMissing': {
+    type: 'request',
+    from: 'client',
+    params: fs.FsWatchMissingParams,
+    result: fs.FsWatchMissingResponse,
+    family: 'filesystem',
+  },
+  'fs/missingChanged': { type: 'notification', from: 'server', params: fs.FsMissingChangedNotification },
+  'capabilityRoots/discoverV1': {
+    type: 'request',
+    from: 'client',
+    params: CapabilityRootsDiscoverParams,
+    result: CapabilityRootsDiscoverResponse,
+    family: 'capability discovery',
+  },
+  'http/request': {
+    type: 'request',
+    from: 'client',
+    params: HttpRequestParams,
+    result: HttpRequestResponse,
+    family: 'http',
+  },
+  'http/request/bodyDelta': {
+    type: 'notification',
+    from: 'server',
+    params: HttpRequestBodyDeltaNotification,
+  },
   'process/output': { type: 'notification', from: 'server', params: ExecOutputDeltaNotification },
+  'process/outputBatch': {
+    type: 'notification',
+    from: 'server',
+    params: ProcessOutputBatchNotification,
+    extension: true,
+  },
   'process/exited': { type: 'notification', from: 'server', params: ExecExitedNotification },
   'process/closed': { type: 'notification', from: 'server', params: ExecClosedNotification },
+  'process/waitingForInput': {
+    type: 'notification',
+    from: 'server',
+    params: ExecWaitingForInputNotification,
+    extension: true,
+  },
   'network/policyRequest': {
     type: 'request',
     from: 'server',

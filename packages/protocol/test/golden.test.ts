@@ -77,9 +77,10 @@ describe('frames captured from Codex CLI 0.169', () => {
         },
       },
     });
+    // Every member Codex 0.169.0 sends is known now (providerId, prependPathDirs, the capability flags).
     const info = (message as { result: { environmentInfo: Record<string, unknown> } }).result.environmentInfo;
-    expect(info).not.toHaveProperty('providerId');
-    expect(info.capabilities).not.toHaveProperty('windowsMxc');
+    expect(info.providerId).toMatch(/^sha256:/);
+    expect(info.capabilities).toMatchObject({ windowsMxc: false, fileWriteStreaming: true });
   });
 
   test('error responses decode, including the id -1 answer to an unreadable frame', () => {

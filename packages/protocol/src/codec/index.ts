@@ -4,6 +4,7 @@ import type { RpcMessage } from '../schemas/envelope.ts';
 import { decodeJson, encodeJson, encodeJsonText } from './json.ts';
 import { type DecodeLimits, resolveLimits } from './limits.ts';
 import { decodeMsgpack, encodeMsgpack } from './msgpack.ts';
+import { fastOutputJsonText, fastOutputMsgpack, outputBatchMsgpackParts } from './output-frames.ts';
 
 /** The two wire codecs: `json` (the original's) and `msgpack` (execd's native one). */
 export type CodecName = 'json' | 'msgpack';
@@ -18,6 +19,13 @@ export interface Codec {
    * BigInt, nesting past 100 levels in msgpack) throws RpcError `internal`.
    */
   encode(message: RpcMessage): Uint8Array;
+  /**
+   * Encodes one message as parts whose concatenation is its frame, the large byte fields as
+   * themselves (no copy), for a transport that can send a frame in pieces (WebSocket fragments).
+   * Undefined when the codec has no such form for this message: use `encode`. Today: msgpack
+   * `process/outputBatch` notifications.
+   */
+  encodeParts(message: RpcMessage): Uint8Array[] | undefined;
   /** Encodes one message as text (json codec only; msgpack throws ExecError `unsupported`). */
   encodeText(message: RpcMessage): string;
   /**
@@ -45,8 +53,14 @@ export function createJsonCodec(limits?: Partial<DecodeLimits>): Codec {
   return {
     name: 'json',
     binary: false,
-    encode: (message) => encoding('json', () => encodeJson(toWireObject(message))),
-    encodeText: (message) => encoding('json', () => encodeJsonText(toWireObject(message))),
+    encode: (message) =>
+      encoding('json', () => {
+        const fast = fastOutputJsonText(message);
+        return fast === undefined ? encodeJson(toWireObject(message)) : new TextEncoder().encode(fast);
+      }),
+    encodeParts: () => undefined,
+    encodeText: (message) =>
+      encoding('json', () => fastOutputJsonText(message) ?? encodeJsonText(toWireObject(message))),
     decode: (frame) => classifyMessage(decodeJson(frame, resolved)),
     decodeValue: (frame) => decodeJson(frame, resolved),
   };
@@ -60,7 +74,9 @@ export function createMsgpackCodec(limits?: Partial<DecodeLimits>): Codec {
   return {
     name: 'msgpack',
     binary: true,
-    encode: (message) => encoding('msgpack', () => encodeMsgpack(toWireObject(message))),
+    encode: (message) =>
+      encoding('msgpack', () => fastOutputMsgpack(message) ?? encodeMsgpack(toWireObject(message))),
+    encodeParts: (message) => encoding('msgpack', () => outputBatchMsgpackParts(message)),
     encodeText: () => {
       throw new ExecError('unsupported', 'the msgpack codec has no text form');
     },

@@ -63,6 +63,12 @@ export interface ExecProcess extends AsyncDisposable {
    * the oldest event still retained without an error.
    */
   events(options?: EventsOptions): AsyncIterable<ExecProcessEvent>;
+  /**
+   * execd addition: follows "the terminal waits for input" reports of a tty process. The listener
+   * gets the seq of the last event before the wait (output after it ends the wait). Returns
+   * undefined when this process cannot report it (pipes, original peers, other platforms).
+   */
+  onWaitingForInput?(listener: (afterSeq: number) => void): Disposable | undefined;
   /** Stops following; does not kill the process (use `terminate`). Idempotent. */
   close(): Promise<void>;
 }

@@ -4,6 +4,20 @@
 
 export { EventLog, type EventLogLimits, type SequencedEvent } from './event-log.ts';
 export type { ExecBackend, StartOptions } from './exec-backend.ts';
+export {
+  type DirectoryEntry,
+  type ExecFileHandle,
+  type ExecFileSystem,
+  type FileMetadata,
+  type FollowOption,
+  FS_BLOCK_MAX_BYTES,
+  type FsCallOptions,
+  type MissingWatch,
+  type MissingWatchEnd,
+  readFileChunks,
+  type WalkOptions,
+  type WalkOutcome,
+} from './exec-file-system.ts';
 export type { EventsOptions, ExecProcess, ExecProcessEvent, ExecReadOptions } from './exec-process.ts';
 export type {
   NetworkDenial,

@@ -1,20 +1,50 @@
 import * as v from 'valibot';
 import { opt, PathUri, ShellInfo } from './common.ts';
 
-/** What an environment can do beyond the basic process surface. Unknown flags are ignored. */
+/**
+ * What an environment can do beyond the basic process surface, in the original's wire order.
+ * Each flag is `true` only when the server implements the feature; a client must not rely on a
+ * feature whose flag is absent or `false`. Unknown flags are ignored.
+ */
 export const EnvironmentCapabilities = v.object({
+  /** `process/start` accepts `networkProxy` (the original's `RemoteNetworkProxyLaunchConfig`). */
   networkProxyLaunch: v.optional(v.boolean(), false),
+  /** The managed network proxy can ask the client to review domains (Codex >= 0.169). */
+  networkProxyReviewDomains: v.optional(v.boolean()),
+  /** Shell startup masks credentials (Codex >= 0.169). */
+  credentialMasking: v.optional(v.boolean()),
+  /** Credential masking accepts custom providers (Codex >= 0.169). */
+  credentialMaskingCustomProviders: v.optional(v.boolean()),
+  /** `capabilityRoots/discoverV1` honours a root's `sandbox`. */
   capabilityDiscoverySandbox: v.optional(v.boolean(), false),
+  /** The server implements `fs/watchMissing` (Codex >= 0.169). */
+  fsWatchMissing: v.optional(v.boolean()),
+  /** The server implements `capabilities/loadDiscoveries` (Codex >= 0.169). */
+  capabilityDiscoveryV2: v.optional(v.boolean()),
+  /** The server implements `environmentConfig/read`. */
   environmentConfigRead: v.optional(v.boolean(), false),
+  /** `http/request` headers may name an executor environment variable (`valueEnvVar`). */
   httpHeaderEnvVars: v.optional(v.boolean(), false),
+  /** `fs/open`/`fs/readBlock` work under a `sandbox`. */
   sandboxedFileStreaming: v.optional(v.boolean(), false),
+  /** The server implements streamed file writes (Codex >= 0.169). */
+  fileWriteStreaming: v.optional(v.boolean()),
+  /** `process/start` restores a `shellSnapshot`. */
   shellSnapshotV2: v.optional(v.boolean(), false),
+  /** Windows MXC sandboxing (Codex >= 0.169). */
+  windowsMxc: v.optional(v.boolean()),
+  /** A Linux sandbox with a writable root keeps `/dev` usable (Codex >= 0.169). */
+  linuxRootWritePreservesDevices: v.optional(v.boolean()),
+  /** A Linux sandbox with an approved writable root keeps the other restrictions (Codex >= 0.169). */
+  linuxApprovedRootWritePreservesRestrictions: v.optional(v.boolean()),
   /** execd addition: the server implements `process/resize`. */
   processResize: v.optional(v.boolean()),
   /** execd addition: the server implements `process/list`. */
   processList: v.optional(v.boolean()),
   /** execd addition: `ReadResponse.firstRetainedSeq` is reported. */
   retentionGapReporting: v.optional(v.boolean()),
+  /** execd addition: tty processes report `process/waitingForInput` (to clients that opt in). */
+  waitingForInput: v.optional(v.boolean()),
 });
 export type EnvironmentCapabilities = v.InferOutput<typeof EnvironmentCapabilities>;
 
@@ -34,6 +64,16 @@ export const EnvironmentInfo = v.object({
   platformOs: opt(v.string()),
   /** Version of the server program (sent by Codex CLI >= 0.169; execd sends its own). */
   executorVersion: opt(v.string()),
+  /**
+   * Stable identity of the executor implementation, `sha256:<hex>` (sent by Codex CLI >= 0.169).
+   * Clients compare it across connections; it changes only with the server program.
+   */
+  providerId: opt(v.string()),
+  /**
+   * Folders (`file://` URIs) the server puts in front of `PATH` for the commands it runs (the
+   * original's bundled helpers); execd prepends none and sends `[]`.
+   */
+  prependPathDirs: opt(v.array(PathUri)),
   capabilities: v.optional(EnvironmentCapabilities, {}),
   /**
    * execd addition: the resource limits sandboxed commands run under on this executor. Absent

@@ -8,6 +8,18 @@ export const InitializeParams = v.object({
   clientName: v.string(),
   /** Resume a detached session (after a dropped connection) instead of creating one. */
   resumeSessionId: opt(v.string()),
+  /**
+   * execd extension: the client accepts `process/outputBatch` notifications (several output
+   * chunks in one frame). Honoured on msgpack connections only; the JSON wire keeps the
+   * original's one chunk per `process/output`. Original servers ignore it.
+   */
+  outputBatches: opt(v.boolean()),
+  /**
+   * execd extension: the client accepts `process/waitingForInput` notifications and
+   * `ReadResponse.waitingForInput` (a tty process's terminal waits for input). Never sent to a
+   * client that did not ask. Original servers ignore it.
+   */
+  waitingForInput: opt(v.boolean()),
 });
 export type InitializeParams = v.InferOutput<typeof InitializeParams>;
 

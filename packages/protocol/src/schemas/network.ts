@@ -19,10 +19,31 @@ export const ManagedNetwork = v.object({
 export type ManagedNetwork = v.InferOutput<typeof ManagedNetwork>;
 
 /**
- * Launch configuration of the executor-side network proxy. The original's fields are passed
- * through untouched (loose object); execd reads the allow-list fields below.
+ * The proxy settings Codex >= 0.169 sends (`RemoteNetworkProxyConfig`): `domains` maps a domain
+ * pattern to `allow` or `deny`. Other fields (`enableSocks5`, `unixSockets`, ...) pass through.
+ */
+export const RemoteNetworkProxyConfig = v.looseObject({
+  /** `false`: the client runs no proxy (execd then allows no domain). */
+  enabled: opt(v.boolean()),
+  /** `full`, or `limited` (read-only methods; execd refuses it rather than allow more). */
+  mode: opt(v.string()),
+  /** Domain pattern -> `allow` | `deny`. */
+  domains: opt(v.record(v.string(), v.string())),
+  /** Let allow patterns match local destinations (as `ManagedNetwork.allowLocalBinding`). */
+  allowLocalBinding: opt(v.boolean()),
+});
+export type RemoteNetworkProxyConfig = v.InferOutput<typeof RemoteNetworkProxyConfig>;
+
+/**
+ * Launch configuration of the executor-side network proxy, in either form: execd's
+ * (`allowedDomains`, `deniedDomains`, `policyCallbacks`) or the original's
+ * `RemoteNetworkProxyLaunchConfig` (`proxy`, `auditMetadata`, `environmentId`, `executionId`,
+ * `policyDecisionTimeoutMs`), which Codex 0.169.0 sends with `enforceManagedNetwork: true`. Other
+ * fields pass through untouched (loose object).
  */
 export const NetworkProxyLaunchConfig = v.looseObject({
+  /** The original's proxy settings (its form); merged with the execd fields below. */
+  proxy: opt(RemoteNetworkProxyConfig),
   /** Domain patterns (`*.npmjs.org`, `example.com`, `example.com:8443`) allowed. */
   allowedDomains: opt(v.array(v.string())),
   /** Domain patterns denied; deny wins over allow. */

@@ -12,7 +12,7 @@ import {
   withDefault,
 } from './common.ts';
 import { ManagedNetwork, NetworkProxyLaunchConfig } from './network.ts';
-import { SandboxContext, SandboxType } from './sandbox.ts';
+import { SandboxParam, SandboxType } from './sandbox.ts';
 
 /** Which base environment a child inherits from the executor (spec §7). */
 export const ExecEnvPolicy = v.object({
@@ -63,8 +63,11 @@ export const ExecParams = v.object({
   pipeStdin: withDefault(v.boolean(), false),
   /** Override `argv[0]` as the child sees it. */
   arg0: opt(v.string()),
-  /** Sandbox intent; the executor builds the wrapper. Absent = no sandbox. */
-  sandbox: opt(SandboxContext),
+  /**
+   * Sandbox intent, execd's form (`profile`) or the original's (`permissions`); the executor
+   * builds the wrapper. Absent = no sandbox.
+   */
+  sandbox: opt(SandboxParam),
   /** Route the child's network through the managed proxy. */
   enforceManagedNetwork: withDefault(v.boolean(), false),
   managedNetwork: opt(ManagedNetwork),
@@ -125,6 +128,12 @@ export const ReadResponse = v.object({
    * i.e. output between them was evicted. The reader knows it missed data instead of a silent gap.
    */
   firstRetainedSeq: opt(Seq),
+  /**
+   * execd addition, sent only to a client that opted in at `initialize`: the tty process's
+   * terminal waits for input after the last event up to `nextSeq - 1` (its foreground program is
+   * blocked reading the terminal and the output has been quiet). Absent: not known to wait.
+   */
+  waitingForInput: opt(v.boolean()),
 });
 export type ReadResponse = v.InferOutput<typeof ReadResponse>;
 
@@ -204,6 +213,19 @@ export const ExecOutputDeltaNotification = v.object({
 });
 export type ExecOutputDeltaNotification = v.InferOutput<typeof ExecOutputDeltaNotification>;
 
+/**
+ * execd extension `process/outputBatch`: several consecutive output chunks of one process in one
+ * notification, each with its own seq (exactly what the same number of `process/output`
+ * notifications would carry). Sent only on msgpack connections whose client asked for it in
+ * `initialize` (`outputBatches: true`), when output piled up faster than one frame per chunk.
+ */
+export const ProcessOutputBatchNotification = v.object({
+  processId: ProcessId,
+  /** Oldest first; seqs increasing. */
+  chunks: v.array(ProcessOutputChunk),
+});
+export type ProcessOutputBatchNotification = v.InferOutput<typeof ProcessOutputBatchNotification>;
+
 /** `process/exited` notification. */
 export const ExecExitedNotification = v.object({
   processId: ProcessId,
@@ -213,6 +235,15 @@ export const ExecExitedNotification = v.object({
   sandboxDenied: opt(v.boolean()),
 });
 export type ExecExitedNotification = v.InferOutput<typeof ExecExitedNotification>;
+
+/**
+ * execd addition: `process/waitingForInput` notification, sent only to a client that opted in at
+ * `initialize` (`waitingForInput: true`). The tty process's foreground program is blocked
+ * reading the terminal and its output has been quiet since the event `seq` (0: since the start).
+ * Unsequenced: it takes no seq of its own; any later output or write ends the wait.
+ */
+export const ExecWaitingForInputNotification = v.object({ processId: ProcessId, seq: UInt });
+export type ExecWaitingForInputNotification = v.InferOutput<typeof ExecWaitingForInputNotification>;
 
 /** `process/closed` notification: exit known and every stream drained; the last event. */
 export const ExecClosedNotification = v.object({ processId: ProcessId, seq: Seq });

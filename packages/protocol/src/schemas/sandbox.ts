@@ -1,5 +1,8 @@
 import * as v from 'valibot';
+import { RpcError } from '../errors.ts';
+import { describeIssues } from '../issues.ts';
 import { opt, PathUri } from './common.ts';
+import { FileSystemSandboxContext } from './permission-profile.ts';
 
 /** Sandbox mechanism that a process actually runs under (wire names as the original). */
 export const SandboxType = v.picklist(['none', 'macosSeatbelt', 'linuxSeccomp', 'windowsRestrictedToken']);
@@ -40,3 +43,35 @@ export const SandboxContext = v.object({
   mode: opt(SandboxPreference),
 });
 export type SandboxContext = v.InferOutput<typeof SandboxContext>;
+
+/**
+ * The `sandbox` field of `process/start` and of the `fs/*` methods: execd's {@link SandboxContext}
+ * (has `profile`) or the original's {@link FileSystemSandboxContext} (has `permissions`), as Codex
+ * 0.169.0 sends it. The form is chosen by which of the two keys is present, so a bad value reports
+ * the issues of that form only.
+ */
+export const SandboxParam = v.lazy((input: unknown) =>
+  typeof input === 'object' && input !== null && 'permissions' in input && !('profile' in input)
+    ? FileSystemSandboxContext
+    : SandboxContext,
+);
+export type SandboxParam = v.InferOutput<typeof SandboxParam>;
+
+/** True when a decoded {@link SandboxParam} is the original's form. */
+export function isFileSystemSandboxContext(param: SandboxParam): param is FileSystemSandboxContext {
+  return 'permissions' in param;
+}
+
+/**
+ * Decodes a raw `sandbox` value (either form) on its own, as the server does inside a request;
+ * throws an `invalidParams` RpcError naming the bad field (`sandbox.permissions.…`).
+ */
+export function decodeSandboxParam(raw: unknown): SandboxParam {
+  const parsed = v.safeParse(SandboxParam, raw);
+  if (parsed.success) return parsed.output;
+  const issues = parsed.issues.map((issue) => ({
+    ...issue,
+    path: [{ key: 'sandbox' }, ...(issue.path ?? [])],
+  }));
+  throw new RpcError('invalidParams', `invalid sandbox: ${describeIssues(issues as typeof parsed.issues)}`);
+}

@@ -1,0 +1,347 @@
+import { encodeBase64 } from '../bytes.ts';
+import type { RpcMessage } from '../schemas/envelope.ts';
+
+/**
+ * Fast encoders for the one frame that carries nearly every byte the server sends: the
+ * `process/output` notification (and the execd `process/outputBatch` extension). They write the
+ * same bytes as the generic codecs (tests compare them), but with one allocation and one copy of
+ * the chunk per frame: the generic msgpack encoder copies each chunk twice (into its scratch
+ * buffer, then out of it) and the JSON one round-trips the message through placeholders.
+ */
+
+/** One output chunk as the fast encoders take it. */
+export interface OutputFrameChunk {
+  readonly seq: number;
+  readonly stream: string;
+  readonly chunk: Uint8Array;
+}
+
+/** `process/output` params, when they have exactly the wire shape (else undefined: generic path). */
+interface OutputParams extends OutputFrameChunk {
+  readonly processId: string;
+}
+
+/** `process/outputBatch` params (see `METHODS`): one process's consecutive chunks. */
+interface OutputBatchParams {
+  readonly processId: string;
+  readonly chunks: readonly OutputFrameChunk[];
+}
+
+const textEncoder = new TextEncoder();
+
+function isChunk(value: unknown): value is OutputFrameChunk {
+  const c = value as Partial<OutputFrameChunk> | null;
+  return (
+    typeof c === 'object' &&
+    c !== null &&
+    Number.isSafeInteger(c.seq) &&
+    (c.seq as number) >= 0 &&
+    typeof c.stream === 'string' &&
+    c.chunk instanceof Uint8Array
+  );
+}
+
+/** The params of a `process/output` notification the fast path can write byte for byte, or undefined. */
+function outputParams(message: RpcMessage): OutputParams | undefined {
+  if (message.kind !== 'notification' || message.method !== 'process/output' || message.trace !== undefined)
+    return undefined;
+  const p = message.params as Partial<OutputParams> | null;
+  if (!isChunk(p) || typeof (p as Partial<OutputParams>).processId !== 'string') return undefined;
+  // The generic encoders write the members in insertion order: only that exact order matches.
+  const keys = Object.keys(p);
+  if (
+    keys.length !== 4 ||
+    keys[0] !== 'processId' ||
+    keys[1] !== 'seq' ||
+    keys[2] !== 'stream' ||
+    keys[3] !== 'chunk'
+  )
+    return undefined;
+  return p as OutputParams;
+}
+
+function batchParams(message: RpcMessage): OutputBatchParams | undefined {
+  if (
+    message.kind !== 'notification' ||
+    message.method !== 'process/outputBatch' ||
+    message.trace !== undefined
+  )
+    return undefined;
+  const p = message.params as Partial<OutputBatchParams> | null;
+  if (typeof p !== 'object' || p === null || typeof p.processId !== 'string' || !Array.isArray(p.chunks))
+    return undefined;
+  const keys = Object.keys(p);
+  if (keys.length !== 2 || keys[0] !== 'processId' || keys[1] !== 'chunks') return undefined;
+  for (const c of p.chunks) {
+    if (!isChunk(c)) return undefined;
+    const ck = Object.keys(c);
+    if (ck.length !== 3 || ck[0] !== 'seq' || ck[1] !== 'stream' || ck[2] !== 'chunk') return undefined;
+  }
+  return p as OutputBatchParams;
+}
+
+/** A msgpack writer over one exactly sized buffer (sizes are computed first, then written). */
+class MsgpackWriter {
+  readonly bytes: Uint8Array;
+  readonly #view: DataView;
+  #pos = 0;
+
+  constructor(size: number) {
+    this.bytes = new Uint8Array(size);
+    this.#view = new DataView(this.bytes.buffer);
+  }
+
+  get pos(): number {
+    return this.#pos;
+  }
+
+  u8(value: number): void {
+    this.bytes[this.#pos++] = value;
+  }
+
+  /** A string header + its UTF-8 bytes (as @msgpack/msgpack writes them). */
+  str(utf8: Uint8Array): void {
+    const n = utf8.byteLength;
+    if (n < 32) this.u8(0xa0 | n);
+    else if (n < 0x100) this.#head8(0xd9, n);
+    else if (n < 0x10000) this.#head16(0xda, n);
+    else this.#head32(0xdb, n);
+    this.bytes.set(utf8, this.#pos);
+    this.#pos += n;
+  }
+
+  /** A non-negative safe integer, in the smallest form @msgpack/msgpack picks. */
+  uint(value: number): void {
+    if (value < 0x80) this.u8(value);
+    else if (value < 0x100) this.#head8(0xcc, value);
+    else if (value < 0x10000) this.#head16(0xcd, value);
+    else if (value < 0x100000000) this.#head32(0xce, value);
+    else {
+      this.u8(0xcf);
+      this.#view.setUint32(this.#pos, Math.floor(value / 0x100000000));
+      this.#view.setUint32(this.#pos + 4, value >>> 0);
+      this.#pos += 8;
+    }
+  }
+
+  bin(bytes: Uint8Array): void {
+    this.binHeader(bytes.byteLength);
+    this.bytes.set(bytes, this.#pos);
+    this.#pos += bytes.byteLength;
+  }
+
+  /** The header of a bin of `n` bytes (the bytes themselves follow it). */
+  binHeader(n: number): void {
+    if (n < 0x100) this.#head8(0xc4, n);
+    else if (n < 0x10000) this.#head16(0xc5, n);
+    else this.#head32(0xc6, n);
+  }
+
+  array(length: number): void {
+    if (length < 16) this.u8(0x90 | length);
+    else if (length < 0x10000) this.#head16(0xdc, length);
+    else this.#head32(0xdd, length);
+  }
+
+  #head8(type: number, value: number): void {
+    this.u8(type);
+    this.u8(value);
+  }
+
+  #head16(type: number, value: number): void {
+    this.u8(type);
+    this.#view.setUint16(this.#pos, value);
+    this.#pos += 2;
+  }
+
+  #head32(type: number, value: number): void {
+    this.u8(type);
+    this.#view.setUint32(this.#pos, value);
+    this.#pos += 4;
+  }
+}
+
+function strSize(utf8: Uint8Array): number {
+  const n = utf8.byteLength;
+  return n + (n < 32 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 5);
+}
+
+function uintSize(value: number): number {
+  return value < 0x80 ? 1 : value < 0x100 ? 2 : value < 0x10000 ? 3 : value < 0x100000000 ? 5 : 9;
+}
+
+function binSize(n: number): number {
+  return n + (n < 0x100 ? 2 : n < 0x10000 ? 3 : 5);
+}
+
+function arraySize(n: number): number {
+  return n < 16 ? 1 : n < 0x10000 ? 3 : 5;
+}
+
+// Keys and fixed strings, encoded once.
+const KEY = Object.fromEntries(
+  [
+    'method',
+    'params',
+    'processId',
+    'seq',
+    'stream',
+    'chunk',
+    'chunks',
+    'process/output',
+    'process/outputBatch',
+  ].map((key) => [key, textEncoder.encode(key)]),
+) as Record<string, Uint8Array>;
+const streamNames = new Map<string, Uint8Array>();
+function streamName(stream: string): Uint8Array {
+  let utf8 = streamNames.get(stream);
+  if (utf8 === undefined) {
+    utf8 = textEncoder.encode(stream);
+    // Only the protocol's few stream names are cached; anything else is encoded each time.
+    if (streamNames.size < 8) streamNames.set(stream, utf8);
+  }
+  return utf8;
+}
+
+function chunkFieldsSize(c: OutputFrameChunk): number {
+  return (
+    strSize(KEY.seq!) +
+    uintSize(c.seq) +
+    strSize(KEY.stream!) +
+    strSize(streamName(c.stream)) +
+    strSize(KEY.chunk!) +
+    binSize(c.chunk.byteLength)
+  );
+}
+
+function writeChunkFields(w: MsgpackWriter, c: OutputFrameChunk): void {
+  w.str(KEY.seq!);
+  w.uint(c.seq);
+  w.str(KEY.stream!);
+  w.str(streamName(c.stream));
+  w.str(KEY.chunk!);
+  w.bin(c.chunk);
+}
+
+function encodeOutputMsgpack(p: OutputParams): Uint8Array {
+  const id = textEncoder.encode(p.processId);
+  const method = KEY['process/output']!;
+  const size =
+    1 +
+    strSize(KEY.method!) +
+    strSize(method) +
+    strSize(KEY.params!) +
+    1 +
+    strSize(KEY.processId!) +
+    strSize(id) +
+    chunkFieldsSize(p);
+  const w = new MsgpackWriter(size);
+  w.u8(0x82);
+  w.str(KEY.method!);
+  w.str(method);
+  w.str(KEY.params!);
+  w.u8(0x84);
+  w.str(KEY.processId!);
+  w.str(id);
+  writeChunkFields(w, p);
+  return w.bytes;
+}
+
+function encodeBatchMsgpack(p: OutputBatchParams): Uint8Array {
+  const id = textEncoder.encode(p.processId);
+  const method = KEY['process/outputBatch']!;
+  let size =
+    1 +
+    strSize(KEY.method!) +
+    strSize(method) +
+    strSize(KEY.params!) +
+    1 +
+    strSize(KEY.processId!) +
+    strSize(id) +
+    strSize(KEY.chunks!) +
+    arraySize(p.chunks.length);
+  for (const c of p.chunks) size += 1 + chunkFieldsSize(c);
+  const w = new MsgpackWriter(size);
+  w.u8(0x82);
+  w.str(KEY.method!);
+  w.str(method);
+  w.str(KEY.params!);
+  w.u8(0x82);
+  w.str(KEY.processId!);
+  w.str(id);
+  w.str(KEY.chunks!);
+  w.array(p.chunks.length);
+  for (const c of p.chunks) {
+    w.u8(0x83);
+    writeChunkFields(w, c);
+  }
+  return w.bytes;
+}
+
+/**
+ * The msgpack frame of a `process/outputBatch` notification as parts to be written one after the
+ * other (WebSocket fragments of one message): the small headers, and each chunk's own memory in
+ * between, never copied. Undefined for any other message. The parts' concatenation is exactly
+ * what `fastOutputMsgpack` returns.
+ */
+export function outputBatchMsgpackParts(message: RpcMessage): Uint8Array[] | undefined {
+  const p = batchParams(message);
+  if (p === undefined || p.chunks.length === 0) return undefined;
+  const id = textEncoder.encode(p.processId);
+  const method = KEY['process/outputBatch']!;
+  const lead =
+    1 +
+    strSize(KEY.method!) +
+    strSize(method) +
+    strSize(KEY.params!) +
+    1 +
+    strSize(KEY.processId!) +
+    strSize(id) +
+    strSize(KEY.chunks!) +
+    arraySize(p.chunks.length);
+  // Every header in one buffer: each chunk's fields up to (and including) its bin header.
+  let size = lead;
+  for (const c of p.chunks) size += 1 + chunkFieldsSize(c) - c.chunk.byteLength;
+  const w = new MsgpackWriter(size);
+  w.u8(0x82);
+  w.str(KEY.method!);
+  w.str(method);
+  w.str(KEY.params!);
+  w.u8(0x82);
+  w.str(KEY.processId!);
+  w.str(id);
+  w.str(KEY.chunks!);
+  w.array(p.chunks.length);
+  const parts: Uint8Array[] = [];
+  let start = 0;
+  for (const c of p.chunks) {
+    w.u8(0x83);
+    w.str(KEY.seq!);
+    w.uint(c.seq);
+    w.str(KEY.stream!);
+    w.str(streamName(c.stream));
+    w.str(KEY.chunk!);
+    w.binHeader(c.chunk.byteLength);
+    parts.push(w.bytes.subarray(start, w.pos), c.chunk);
+    start = w.pos;
+  }
+  return parts;
+}
+
+/** The msgpack frame of an output notification via the fast path, or undefined for any other message. */
+export function fastOutputMsgpack(message: RpcMessage): Uint8Array | undefined {
+  const output = outputParams(message);
+  if (output !== undefined) return encodeOutputMsgpack(output);
+  const batch = batchParams(message);
+  return batch === undefined ? undefined : encodeBatchMsgpack(batch);
+}
+
+/**
+ * The JSON text of a `process/output` notification via the fast path (base64 straight from the
+ * chunk's memory, no placeholder pass), or undefined for any other message.
+ */
+export function fastOutputJsonText(message: RpcMessage): string | undefined {
+  const p = outputParams(message);
+  if (p === undefined) return undefined;
+  return `{"method":"process/output","params":{"processId":${JSON.stringify(p.processId)},"seq":${p.seq},"stream":${JSON.stringify(p.stream)},"chunk":"${encodeBase64(p.chunk)}"}}`;
+}
