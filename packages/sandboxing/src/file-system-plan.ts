@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { type DeniedPathPlan, planDeniedPaths, planPolicyPath, planReadableRoots } from './access-plan.ts';
 import {
   findNestedRepositories,
   GIT_SCAN_MAX_DIRS,
@@ -62,6 +63,13 @@ export interface FileSystemPlan {
   readonly masked?: readonly MaskedPath[];
   /** True when the nested-repository scan hit {@link GIT_SCAN_MAX_DIRS} before seeing every folder. */
   readonly gitScanTruncated?: boolean;
+  /**
+   * Restricted read: the only host paths visible (read-only, as configured), besides the writable
+   * roots and `/dev`; absent = the whole disk is visible read-only.
+   */
+  readonly readableRoots?: readonly string[];
+  /** Unreadable paths (deny entries, expanded deny globs, credential stores), shallowest first. */
+  readonly denied?: readonly DeniedPathPlan[];
 }
 
 /** Options of {@link planFileSystem}. */
@@ -168,5 +176,33 @@ export async function planFileSystem(
     for (const { path, kind } of nested.paths) add({ path, type: kind, nested: true });
     writableRoots.push({ root, readOnly });
   }
-  return { fullDiskWrite: false, writableRoots, cwd, masked, gitScanTruncated };
+  await addReadOnlyPaths(policy, roots, writableRoots);
+  const readableRoots = await planReadableRoots(policy);
+  const denied = await planDeniedPaths(policy, roots);
+  return {
+    fullDiskWrite: false,
+    writableRoots,
+    cwd,
+    masked,
+    gitScanTruncated,
+    ...(readableRoots === undefined ? {} : { readableRoots }),
+    ...(denied.length === 0 ? {} : { denied }),
+  };
+}
+
+/** The policy's explicit read-only paths, each a carve-out of the deepest writable root holding it. */
+async function addReadOnlyPaths(
+  policy: SandboxPolicy,
+  roots: readonly string[],
+  plans: WritableRootPlan[],
+): Promise<void> {
+  for (const item of policy.readOnlyPaths ?? []) {
+    const planned = await planPolicyPath(item, roots);
+    if (planned === undefined) continue;
+    const owner = [...plans]
+      .reverse()
+      .find((plan) => plan.root !== planned.path && within(plan.root, planned.path));
+    if (owner === undefined || owner.readOnly.some((other) => other.path === planned.path)) continue;
+    (owner.readOnly as ProtectedPath[]).push({ path: planned.path, type: planned.kind });
+  }
 }

@@ -1,6 +1,8 @@
 // @execd/sandboxing: permission profiles, sandbox selection, bubblewrap (Linux) and Seatbelt
 // (macOS) wrappers, denial detection, and spawnProcess = transform + pty-utils.
 
+export type { DeniedPathPlan } from './access-plan.ts';
+export { CREDENTIAL_STORES, credentialStoreDenials } from './credential-stores.ts';
 export {
   type CommandOutput,
   hasDenialKeyword,
@@ -10,6 +12,7 @@ export {
   SIGSYS_EXIT_CODE,
 } from './denial.ts';
 export { type DescribeDenialOptions, describeSandboxDenial, type SandboxDenial } from './denial-details.ts';
+export { DENY_GLOB_MAX_DIRS, DENY_GLOB_MAX_MATCHES, expandDenyGlobs, matchesDenyGlob } from './deny-globs.ts';
 export {
   type FileSystemPlan,
   MASKED_WHEN_MISSING,
@@ -68,9 +71,20 @@ export {
   SANDBOX_EXEC_PATH,
   type SeatbeltPolicy,
 } from './macos/seatbelt.ts';
+export { originalSandboxFor } from './original-form.ts';
 export {
+  canonicalPath,
+  type SandboxPathAccess,
+  type SandboxPathAccessOptions,
+  sandboxPathAccess,
+} from './path-access.ts';
+export { LINUX_MINIMAL_READ_ROOTS, resolvePermissionProfile } from './permission-profile-policy.ts';
+export {
+  DENY_GLOB_MAX_DEPTH,
   isNetworkDisabled,
+  type PolicyPath,
   type ResolvePolicyOptions,
+  resolveSandboxParam,
   resolveSandboxPolicy,
   type SandboxPolicy,
   SLASH_TMP,

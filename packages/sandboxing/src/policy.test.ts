@@ -21,6 +21,7 @@ describe('resolveSandboxPolicy', () => {
         { path: '/var/tmp/me', workspace: false },
       ],
       network: 'off',
+      deniedPaths: [], // no HOME in this environment: no credential stores to deny
     });
     expect(isNetworkDisabled(policy)).toBe(true);
   });

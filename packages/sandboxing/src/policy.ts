@@ -2,10 +2,14 @@ import { isAbsolute, resolve } from 'node:path';
 import {
   ExecError,
   fileUriToPath,
+  isFileSystemSandboxContext,
   type NetworkMode,
   type PermissionProfileName,
   type SandboxContext,
+  type SandboxParam,
 } from '@execd/protocol';
+import { credentialStoreDenials } from './credential-stores.ts';
+import { resolvePermissionProfile } from './permission-profile-policy.ts';
 
 /** A directory a sandboxed command may write, before canonicalisation. */
 export interface WritableRoot {
@@ -36,12 +40,46 @@ export interface SandboxPolicy {
   readonly network: NetworkMode;
   /** The absolute working directory the policy was resolved against. */
   readonly cwd: string;
+  /**
+   * Restricted read (the original's form without a `root` read entry): only these absolute paths
+   * (and the writable roots) are visible; absent = the whole disk is readable.
+   */
+  readonly readableRoots?: readonly string[];
+  /** Explicit read-only entries (the original's `read` entries under a writable entry). */
+  readonly readOnlyPaths?: readonly PolicyPath[];
+  /** Unreadable paths: the original's `deny` entries and the default credential stores. */
+  readonly deniedPaths?: readonly PolicyPath[];
+  /** Absolute deny-read glob patterns (expanded at launch, see `glob_scan_max_depth`). */
+  readonly denyGlobs?: readonly string[];
+  /** How deep a deny glob is expanded below its fixed prefix (default {@link DENY_GLOB_MAX_DEPTH}). */
+  readonly globScanMaxDepth?: number;
+  /**
+   * Where the policy came from: `managed` (the original's form), `disabled` / `external` (no
+   * sandbox unless the network needs one). Absent = execd's form.
+   */
+  readonly source?: 'managed' | 'disabled' | 'external';
 }
+
+/** A path rule of a policy beyond writable roots. */
+export interface PolicyPath {
+  /** Absolute path, as configured (resolved against the filesystem when the sandbox is built). */
+  readonly path: string;
+  /** The original's `missing_path_behavior: skip`: a missing path is ignored (else it is kept from being created). */
+  readonly skipMissing: boolean;
+}
+
+/** Default depth of a deny glob's expansion when the policy gives no `glob_scan_max_depth`. */
+export const DENY_GLOB_MAX_DEPTH = 8;
 
 /** Options of {@link resolveSandboxPolicy}. */
 export interface ResolvePolicyOptions {
   /** Source of `TMPDIR` (the executor's environment, as the original). Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * The executor user's home, whose credential stores are denied (default: `HOME` of `env`).
+   * The original's form may name it (`userHomeDir`), which wins.
+   */
+  readonly homeDir?: string | undefined;
 }
 
 /** The `workspace-write` temp directory that is writable unless `excludeSlashTmp` (unix). */
@@ -78,7 +116,16 @@ function networkOf(context: SandboxContext | undefined, fallback: NetworkMode): 
  * `networkAccess`, or the profile's default) becomes `proxied`; `off` stays off (stricter).
  * No context means `danger-full-access` with a proxied network.
  */
-export function withManagedNetwork(context: SandboxContext | undefined): SandboxContext {
+export function withManagedNetwork(context: SandboxParam | undefined): SandboxParam {
+  if (context !== undefined && isFileSystemSandboxContext(context)) {
+    const permissions = context.permissions;
+    const network =
+      context.network ??
+      (permissions.type === 'disabled' || ('network' in permissions && permissions.network === 'enabled')
+        ? 'full'
+        : 'off');
+    return { ...context, network: network === 'full' ? 'proxied' : network };
+  }
   const base: SandboxContext = context ?? { profile: 'danger-full-access' };
   const network = networkOf(base, base.profile === 'danger-full-access' ? 'full' : 'off');
   return { ...base, network: network === 'full' ? 'proxied' : network };
@@ -107,8 +154,17 @@ export function resolveSandboxPolicy(
   if (profile === 'danger-full-access') {
     return { ...base, fullDiskWrite: true, writableRoots: [], network: networkOf(context, 'full') };
   }
+  const env = options.env ?? process.env;
+  const home = options.homeDir ?? env.HOME;
   if (profile === 'read-only') {
-    return { ...base, fullDiskWrite: false, writableRoots: [], network: networkOf(context, 'off') };
+    const deniedPaths = credentialStoreDenials(home, []);
+    return {
+      ...base,
+      fullDiskWrite: false,
+      writableRoots: [],
+      network: networkOf(context, 'off'),
+      deniedPaths,
+    };
   }
   const roots: WritableRoot[] = [];
   const add = (path: string, workspace: boolean): void => {
@@ -125,7 +181,39 @@ export function resolveSandboxPolicy(
   for (const path of workspaceRoots) add(path, true);
   for (const uri of context?.writableRoots ?? []) add(rootPath(uri, 'writableRoots'), false);
   if (context?.excludeSlashTmp !== true) add(SLASH_TMP, false);
-  const tmpdir = (options.env ?? process.env).TMPDIR;
+  const tmpdir = env.TMPDIR;
   if (context?.excludeTmpdirEnvVar !== true && tmpdir !== undefined && isAbsolute(tmpdir)) add(tmpdir, false);
-  return { ...base, fullDiskWrite: false, writableRoots: roots, network: networkOf(context, 'off') };
+  // Only roots named on the wire are grants of a store; /tmp and $TMPDIR are not.
+  const named = [
+    ...workspaceRoots,
+    ...(context?.writableRoots ?? []).map((uri) => rootPath(uri, 'writableRoots')),
+  ];
+  const deniedPaths = credentialStoreDenials(
+    home,
+    named.map((path) => resolve(path)),
+  );
+  return {
+    ...base,
+    fullDiskWrite: false,
+    writableRoots: roots,
+    network: networkOf(context, 'off'),
+    deniedPaths,
+  };
+}
+
+/**
+ * Resolves either wire form of `sandbox` (execd's `{profile, …}` or the original's
+ * `{permissions, …}`) into one {@link SandboxPolicy}. Absent means `danger-full-access`.
+ */
+export function resolveSandboxParam(
+  param: SandboxParam | undefined,
+  cwd: string,
+  options: ResolvePolicyOptions = {},
+): SandboxPolicy {
+  if (param !== undefined && isFileSystemSandboxContext(param)) {
+    if (!isAbsolute(cwd))
+      throw new ExecError('invalidParams', `sandbox cwd must be absolute: ${JSON.stringify(cwd)}`);
+    return resolvePermissionProfile(param, cwd, options);
+  }
+  return resolveSandboxPolicy(param, cwd, options);
 }

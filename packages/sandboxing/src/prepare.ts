@@ -1,5 +1,10 @@
-import type { SandboxContext, SandboxType } from '@execd/protocol';
-import { type ResolvePolicyOptions, resolveSandboxPolicy, type SandboxPolicy } from './policy.ts';
+import {
+  isFileSystemSandboxContext,
+  type SandboxParam,
+  type SandboxPreference,
+  type SandboxType,
+} from '@execd/protocol';
+import { type ResolvePolicyOptions, resolveSandboxParam, type SandboxPolicy } from './policy.ts';
 import type { SandboxRootPins } from './root-pins.ts';
 import { planSandboxCommand } from './sandbox-plan.ts';
 import { type SelectSandboxOptions, selectSandbox } from './select.ts';
@@ -10,18 +15,25 @@ export interface SandboxSelection {
   readonly type: SandboxType;
 }
 
+/** The sandbox preference of either wire form (the original's: `external` means no sandbox of ours). */
+function preferenceOf(context: SandboxParam, policy: SandboxPolicy): SandboxPreference {
+  if (!isFileSystemSandboxContext(context)) return context.mode ?? 'auto';
+  // `external`: another layer confines the file system; only a managed proxy needs our sandbox.
+  return policy.source === 'external' && policy.network !== 'proxied' ? 'forbid' : 'auto';
+}
+
 /**
- * Resolves the wire `ExecParams.sandbox` against a cwd and selects the sandbox with its `mode`
- * (default `auto`). Undefined when there is no context (the command runs unsandboxed).
+ * Resolves the wire `ExecParams.sandbox` (either form) against a cwd and selects the sandbox with
+ * its `mode` (default `auto`). Undefined when there is no context (the command runs unsandboxed).
  */
 export function sandboxFromContext(
-  context: SandboxContext | undefined,
+  context: SandboxParam | undefined,
   cwd: string,
   options: ResolvePolicyOptions & SelectSandboxOptions = {},
 ): SandboxSelection | undefined {
   if (context === undefined) return undefined;
-  const policy = resolveSandboxPolicy(context, cwd, options);
-  return { policy, type: selectSandbox(policy, context.mode ?? 'auto', options) };
+  const policy = resolveSandboxParam(context, cwd, options);
+  return { policy, type: selectSandbox(policy, preferenceOf(context, policy), options) };
 }
 
 /**

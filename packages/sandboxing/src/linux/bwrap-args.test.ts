@@ -138,3 +138,31 @@ test('masked directories get an empty read-only tmpfs after every bind (also und
     expect(text.indexOf(mask)).toBeLessThan(text.indexOf('--unshare-user'));
   }
 });
+
+test('restricted read and denied paths: an empty root, readable roots, then masks around the binds', () => {
+  const plan: FileSystemPlan = {
+    fullDiskWrite: false,
+    cwd: '/home/me/ws',
+    readableRoots: ['/usr', '/etc', '/usr/lib', '/dev/shm'],
+    writableRoots: [{ root: '/home/me/ws', readOnly: [] }],
+    denied: [
+      { path: '/home/me', kind: 'dir' },
+      { path: '/home/me/ws/secret', kind: 'file' },
+      { path: '/home/me/ws/keys', kind: 'dir' },
+      { path: '/home/me/ws/later', kind: 'missing' },
+    ],
+  };
+  const args = buildBwrapArgs({ plan, networkDisabled: true, newSession: false, deniedFile: '/x/denied' });
+  const fs = args.slice(args.indexOf('--die-with-parent') + 1, args.indexOf('--unshare-user'));
+  expect(fs).toEqual([
+    ...['--tmpfs', '/', '--dev', '/dev'],
+    ...['--ro-bind', '/usr', '/usr', '--ro-bind', '/etc', '/etc', '--ro-bind', '/usr/lib', '/usr/lib'],
+    // A denied folder holding a writable root: traversable, with the root's mount point, first.
+    ...['--perms', '0111', '--tmpfs', '/home/me', '--dir', '/home/me/ws', '--remount-ro', '/home/me'],
+    ...['--bind', '/home/me/ws', '/home/me/ws'],
+    ...['--ro-bind', '/x/denied', '/home/me/ws/secret'],
+    ...['--perms', '0000', '--tmpfs', '/home/me/ws/keys', '--remount-ro', '/home/me/ws/keys'],
+    ...['--perms', '0000', '--tmpfs', '/home/me/ws/later', '--remount-ro', '/home/me/ws/later'],
+  ]);
+  expect(() => buildBwrapArgs({ plan, networkDisabled: true, newSession: false })).toThrow(/deniedFile/);
+});

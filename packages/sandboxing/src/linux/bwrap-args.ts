@@ -1,3 +1,4 @@
+import type { DeniedPathPlan } from '../access-plan.ts';
 import type { FileSystemPlan } from '../file-system-plan.ts';
 
 /** Options of {@link buildBwrapArgs}. */
@@ -23,6 +24,11 @@ export interface BwrapArgsOptions {
    * sockets the bridge connects to, even under a writable root or full disk write).
    */
   readonly maskedDirs?: readonly string[];
+  /**
+   * An empty host file of mode 000, bound over each denied file (required when the plan denies a
+   * file; see `deniedFileSource`). Its folder belongs in `maskedDirs`.
+   */
+  readonly deniedFile?: string;
 }
 
 function contains(root: string, path: string): boolean {
@@ -44,12 +50,75 @@ function maskArgs(plan: FileSystemPlan): string[] {
   return args;
 }
 
-function fileSystemArgs(plan: FileSystemPlan): string[] {
+function depth(path: string): number {
+  return path === '/' ? 0 : path.split('/').length - 1;
+}
+
+/** What a command can read before writable roots: the whole disk, or only the readable roots. */
+function readBaseArgs(plan: FileSystemPlan): string[] {
+  if (plan.readableRoots === undefined || plan.readableRoots.includes('/'))
+    return ['--ro-bind', '/', '/', '--dev', '/dev'];
+  // Restricted read: an empty root with only the readable roots bound in (as configured: a
+  // command may run programs by those paths), shallowest first.
+  const args = ['--tmpfs', '/', '--dev', '/dev'];
+  const roots = [...plan.readableRoots].filter((root) => !contains('/dev', root));
+  for (const root of roots.sort((a, b) => depth(a) - depth(b))) args.push('--ro-bind', root, root);
+  return args;
+}
+
+/**
+ * Masks of unreadable paths. A folder becomes an empty tmpfs nobody may list (`--perms 000`; the
+ * command has no capability to override it); one that holds writable roots gets `--perms 111`
+ * (traversable) and the roots' mount points, and is bound over before them. A file gets the
+ * empty mode-000 `deniedFile`; a missing path (in a writable root) an empty read-only tmpfs, so
+ * it cannot be created.
+ */
+function deniedArgs(
+  items: readonly DeniedPathPlan[],
+  roots: readonly string[],
+  deniedFile: string | undefined,
+): string[] {
+  const args: string[] = [];
+  for (const item of items) {
+    const reopened = roots.filter((root) => root !== item.path && contains(item.path, root));
+    if (item.kind === 'dir') {
+      args.push('--perms', reopened.length > 0 ? '0111' : '0000', '--tmpfs', item.path);
+      for (const root of reopened) args.push('--dir', root);
+      args.push('--remount-ro', item.path);
+    } else if (item.kind === 'missing') {
+      args.push('--perms', '0000', '--tmpfs', item.path, '--remount-ro', item.path);
+    } else {
+      if (deniedFile === undefined) throw new Error('sandboxing: a denied file needs the deniedFile source');
+      args.push('--ro-bind', deniedFile, item.path);
+    }
+  }
+  return args;
+}
+
+function fileSystemArgs(plan: FileSystemPlan, deniedFile: string | undefined): string[] {
   if (plan.fullDiskWrite)
     return ['--bind', '/', '/', '--dev', '/dev', '--bind-try', '/dev/shm', '/dev/shm', ...maskArgs(plan)];
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev'];
-  for (const { root } of plan.writableRoots) args.push('--bind', root, root);
+  const args = readBaseArgs(plan);
   const roots = plan.writableRoots.map(({ root }) => root);
+  // A denied folder holding writable roots is masked first, outside every writable root; the
+  // rest after the binds, so a writable root never re-exposes them.
+  const denied = plan.denied ?? [];
+  // The deepest writable root holding each denied path (undefined: none does).
+  const owner = (path: string): string | undefined =>
+    roots.filter((root) => contains(root, path)).sort((a, b) => depth(b) - depth(a))[0];
+  const outer = denied.filter(
+    (item) => owner(item.path) === undefined && roots.some((root) => contains(item.path, root)),
+  );
+  args.push(...deniedArgs(outer, roots, deniedFile));
+  // Each root's own denied paths right after its bind, before deeper roots are bound (ancestors
+  // first): a deeper root inside a denied folder gets its mount point and is bound after it.
+  const nested = new Set<DeniedPathPlan>();
+  for (const { root } of plan.writableRoots) {
+    args.push('--bind', root, root);
+    const own = denied.filter((item) => owner(item.path) === root);
+    for (const item of own) nested.add(item);
+    args.push(...deniedArgs(own, roots, deniedFile));
+  }
   // A writable root above /dev would have bound the host's device nodes over the fresh /dev.
   if (roots.some((root) => contains(root, '/dev'))) args.push('--dev', '/dev');
   for (const { readOnly } of plan.writableRoots) {
@@ -64,6 +133,13 @@ function fileSystemArgs(plan: FileSystemPlan): string[] {
   }
   // Likewise /sys: sysfs holds host-wide knobs (e.g. kernel/uevent_helper) a root command could write.
   if (roots.some((root) => contains(root, '/sys'))) args.push('--ro-bind', '/sys', '/sys');
+  args.push(
+    ...deniedArgs(
+      denied.filter((item) => !outer.includes(item) && !nested.has(item)),
+      roots,
+      deniedFile,
+    ),
+  );
   args.push(...maskArgs(plan));
   return args;
 }
@@ -77,7 +153,7 @@ function fileSystemArgs(plan: FileSystemPlan): string[] {
  */
 export function buildBwrapArgs(options: BwrapArgsOptions): string[] {
   const args = options.newSession ? ['--new-session', '--die-with-parent'] : ['--die-with-parent'];
-  args.push(...fileSystemArgs(options.plan));
+  args.push(...fileSystemArgs(options.plan, options.deniedFile));
   for (const dir of options.maskedDirs ?? []) args.push('--tmpfs', dir, '--remount-ro', dir);
   args.push('--unshare-user');
   if (options.disableUserns !== false) args.push('--disable-userns');

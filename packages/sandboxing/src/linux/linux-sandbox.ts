@@ -6,6 +6,7 @@ import type { SandboxRootPins } from '../root-pins.ts';
 import { buildBwrapArgs } from './bwrap-args.ts';
 import { probeBwrap } from './bwrap-probe.ts';
 import { bwrapCommandLine, type NetworkRoute } from './command-line.ts';
+import { deniedFileDir, deniedFileSource } from './denied-file.ts';
 import { SECCOMP_FD } from './launcher.ts';
 import { locateBwrap } from './locate-bwrap.ts';
 import { seccompFilterPath } from './seccomp-fd.ts';
@@ -67,6 +68,13 @@ export async function planLinuxSandbox(request: LinuxSandboxRequest): Promise<Li
   const plan = await planFileSystem(policy, { rootPins: request.rootPins, hiddenPaths: request.hiddenPaths });
   const proxyRouted = request.proxySocketDir !== undefined;
   const networkDisabled = isNetworkDisabled(policy);
+  const deniedFile = plan.denied?.some((item) => item.kind === 'file') ? await deniedFileSource() : undefined;
+  // The denied-file source's folder is masked in every sandbox once it exists, denied files or not.
+  const sourceDir = deniedFile?.dir ?? deniedFileDir();
+  const maskedDirs = [
+    ...(request.proxySocketDir === undefined ? [] : [request.proxySocketDir]),
+    ...(sourceDir === undefined ? [] : [sourceDir]),
+  ];
   const flags = buildBwrapArgs({
     plan,
     // A routed command lives in the bridge's network namespace: its only way out is the proxy.
@@ -75,7 +83,8 @@ export async function planLinuxSandbox(request: LinuxSandboxRequest): Promise<Li
     mountProc: caps.mountProc,
     disableUserns: caps.disableUserns,
     seccompFd: SECCOMP_FD,
-    maskedDirs: request.proxySocketDir === undefined ? [] : [request.proxySocketDir],
+    maskedDirs,
+    ...(deniedFile === undefined ? {} : { deniedFile: deniedFile.file }),
   });
   if (request.arg0 !== undefined && request.arg0 !== request.command[0]) {
     if (!caps.argv0)
@@ -96,9 +105,12 @@ export async function planLinuxSandbox(request: LinuxSandboxRequest): Promise<Li
     env: request.env,
     command: request.command,
   };
-  const placeholders = plan.writableRoots.flatMap(({ readOnly }) =>
-    readOnly.filter((item) => item.type === 'missing').map((item) => item.path),
-  );
+  const placeholders = [
+    ...plan.writableRoots.flatMap(({ readOnly }) =>
+      readOnly.filter((item) => item.type === 'missing').map((item) => item.path),
+    ),
+    ...(plan.denied ?? []).filter((item) => item.kind === 'missing').map((item) => item.path),
+  ];
   return {
     commandLine: (route) => {
       if (proxyRouted && route === undefined)

@@ -75,3 +75,23 @@ test('argv: sandbox-exec -p <policy> -D… -- command', () => {
   ]);
   expect(argv.slice(7)).toEqual(['--', '/bin/zsh', '-lc', 'ls']);
 });
+
+test('denied paths are neither readable nor writable, after the allows; restricted read is refused', () => {
+  const denied: FileSystemPlan = {
+    ...PLAN,
+    denied: [
+      { path: '/Users/me/.ssh', kind: 'dir' },
+      { path: '/Users/me/ws/secret', kind: 'file' },
+    ],
+  };
+  const { text, params } = buildSeatbeltPolicy(denied, true);
+  expect(text).toContain(
+    '(deny file-read* file-write*\n  (subpath (param "DENIED_0"))\n  (subpath (param "DENIED_1")))\n',
+  );
+  expect(text.indexOf('(deny file-read*')).toBeGreaterThan(text.indexOf('(allow file-write*'));
+  expect(params).toContainEqual(['DENIED_0', '/Users/me/.ssh']);
+  expect(params).toContainEqual(['DENIED_1', '/Users/me/ws/secret']);
+  expect(() => buildSeatbeltPolicy({ ...PLAN, readableRoots: ['/usr'] }, true)).toThrow(
+    expect.objectContaining({ code: 'unsupported' }),
+  );
+});

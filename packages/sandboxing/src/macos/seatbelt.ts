@@ -1,3 +1,4 @@
+import { ExecError } from '@execd/protocol';
 import type { FileSystemPlan } from '../file-system-plan.ts';
 
 /** The system's Seatbelt launcher; only this absolute path is trusted (never a PATH lookup). */
@@ -95,13 +96,32 @@ function writeRules(plan: FileSystemPlan, params: [string, string][]): string {
   return `(allow file-write*\n${clauses.join('\n')})\n(deny file-write-unlink\n  ${anchors.join('\n  ')})\n`;
 }
 
+/** Denied paths: neither read nor written, after every allow (the last matching rule wins). */
+function denyRules(plan: FileSystemPlan, params: [string, string][]): string {
+  const denied = plan.denied ?? [];
+  if (denied.length === 0) return '';
+  const clauses = denied.map(({ path }, i) => {
+    params.push([`DENIED_${i}`, path]);
+    return `  (subpath (param "DENIED_${i}"))`;
+  });
+  return `(deny file-read* file-write*\n${clauses.join('\n')})\n`;
+}
+
 /**
  * The Seatbelt profile for a plan (spec §5.4): `(deny default)` base, read everywhere, write in
- * the writable roots except their protected carve-outs, the network section only when allowed.
+ * the writable roots except their protected carve-outs, denied paths neither, the network section
+ * only when allowed. A restricted-read plan is refused (`unsupported`): Seatbelt here has no list
+ * of the system paths programs need, and reading everything would not be what was asked.
  */
 export function buildSeatbeltPolicy(plan: FileSystemPlan, networkDisabled: boolean): SeatbeltPolicy {
+  if (plan.readableRoots !== undefined && !plan.readableRoots.includes('/'))
+    throw new ExecError(
+      'unsupported',
+      'restricted read access is not implemented for the macosSeatbelt sandbox',
+    );
   const params: [string, string][] = [];
-  const text = `${BASE_POLICY}(allow file-read*)\n${writeRules(plan, params)}${networkDisabled ? '' : NETWORK_POLICY}`;
+  const rules = `(allow file-read*)\n${writeRules(plan, params)}${denyRules(plan, params)}`;
+  const text = `${BASE_POLICY}${rules}${networkDisabled ? '' : NETWORK_POLICY}`;
   return { text, params };
 }
 

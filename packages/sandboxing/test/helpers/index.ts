@@ -1,9 +1,15 @@
 import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SandboxContext, SandboxType } from '@execd/protocol';
+import type { SandboxParam, SandboxType } from '@execd/protocol';
 import type { SpawnedProcess } from '@execd/pty-utils';
-import { type CommandOutput, locateBwrap, sandboxFromContext, spawnProcess } from '../../src/index.ts';
+import {
+  type CommandOutput,
+  locateBwrap,
+  type ResolvePolicyOptions,
+  sandboxFromContext,
+  spawnProcess,
+} from '../../src/index.ts';
 
 /** Fails (never skips) when bubblewrap is missing: these tests exist to run the real thing. */
 export function requireBwrap(): string {
@@ -40,7 +46,9 @@ export interface RunResult extends CommandOutput {
 /** Options of {@link runSandboxed}. */
 export interface RunOptions {
   readonly cwd: string;
-  readonly context?: SandboxContext | undefined;
+  readonly context?: SandboxParam | undefined;
+  /** How the context is resolved (default: an empty environment: no `TMPDIR`, no `HOME`). */
+  readonly resolve?: ResolvePolicyOptions;
   readonly env?: Record<string, string>;
   readonly bwrapSearchPath?: string;
 }
@@ -54,7 +62,11 @@ export async function startSandboxed(
     command,
     cwd: options.cwd,
     env: options.env ?? childEnv(),
-    sandbox: sandboxFromContext(options.context ?? { profile: 'workspace-write' }, options.cwd, { env: {} }),
+    sandbox: sandboxFromContext(
+      options.context ?? { profile: 'workspace-write' },
+      options.cwd,
+      options.resolve ?? { env: {} },
+    ),
     tty: options.tty ?? false,
     stdinOpen: options.stdinOpen ?? false,
     bwrapSearchPath: options.bwrapSearchPath,
