@@ -1,5 +1,12 @@
 import { describe, expect, test } from 'vitest';
-import { exitCodeFromStatus, signalName, signalNumber, toExitStatus } from './exit-status.ts';
+import {
+  exitCodeFromStatus,
+  ptyExitCodeFromStatus,
+  signalName,
+  signalNumber,
+  toExitStatus,
+  toPtyExitStatus,
+} from './exit-status.ts';
 
 describe('exitCodeFromStatus', () => {
   test.each([
@@ -33,5 +40,25 @@ describe('toExitStatus', () => {
     expect(signalNumber('SIGKILL')).toBe(9);
     expect(signalName(2)).toBe('SIGINT');
     expect(signalName(999)).toBeUndefined();
+  });
+});
+
+describe('PTY exit codes (the original reports a PTY child killed by any signal as 1)', () => {
+  test.each([
+    [0, null, 0],
+    [7, null, 7],
+    [null, 'SIGINT', 1],
+    [null, 'SIGKILL', 1],
+    [null, 'SIGTERM', 1],
+    [0, 9, 1],
+    [0, 0, 0],
+    [null, null, -1],
+  ] as const)('code %s signal %s -> %s', (code, signal, expected) => {
+    expect(ptyExitCodeFromStatus(code, signal)).toBe(expected);
+  });
+
+  test('the signal stays in the status', () => {
+    expect(toPtyExitStatus(0, 2)).toEqual({ exitCode: 1, signal: 'SIGINT' });
+    expect(toPtyExitStatus(5, null)).toEqual({ exitCode: 5, signal: null });
   });
 });

@@ -32,6 +32,28 @@ export function exitCodeFromStatus(
   return typeof code === 'number' && Number.isInteger(code) ? code : -1;
 }
 
+/**
+ * The exit code of a PTY child as the original reports it: its PTY backend (portable-pty) turns
+ * a death by signal into exit code 1, so a tty `sleep 30` stopped by `^C`, `process/signal` or
+ * `process/terminate` exits 1 on the wire (pipes report `128 + N`; live 0.169.0). A normal exit is
+ * its code, anything else -1.
+ */
+export function ptyExitCodeFromStatus(
+  code: number | null | undefined,
+  signal: NodeJS.Signals | number | null | undefined,
+): number {
+  if (signal !== null && signal !== undefined && signal !== 0) return 1;
+  return typeof code === 'number' && Number.isInteger(code) ? code : -1;
+}
+
+/** {@link toExitStatus} for a PTY child: the signal is kept, the code is {@link ptyExitCodeFromStatus}'s. */
+export function toPtyExitStatus(
+  code: number | null | undefined,
+  signal: NodeJS.Signals | number | null | undefined,
+): ExitStatus {
+  return { ...toExitStatus(code, signal), exitCode: ptyExitCodeFromStatus(code, signal) };
+}
+
 /** Builds an `ExitStatus` from what `waitpid` reported (code and/or signal, by name or number). */
 export function toExitStatus(
   code: number | null | undefined,

@@ -34,7 +34,22 @@ export {
   trustedExecutable,
   untrustedReason,
 } from './executables/trusted-executable.ts';
-export { exitCodeFromStatus, signalName, signalNumber, toExitStatus } from './exit-status.ts';
+export {
+  exitCodeFromStatus,
+  ptyExitCodeFromStatus,
+  signalName,
+  signalNumber,
+  toExitStatus,
+  toPtyExitStatus,
+} from './exit-status.ts';
+export { type InputWaitReason, probeInputWait } from './input-wait.ts';
+export {
+  INPUT_WAIT_ACTIVE_WINDOW_MS,
+  INPUT_WAIT_MAX_PROBE_INTERVAL_MS,
+  INPUT_WAIT_SETTLE_MS,
+  InputWaitWatcher,
+  type InputWaitWatcherOptions,
+} from './input-wait-watcher.ts';
 export {
   isProcessAlive,
   processGroupAlive,

@@ -3,7 +3,7 @@ import { ReadStream } from 'node:tty';
 import { ExecError, NOOP_LOGGER } from '@execd/protocol';
 import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_PTY_COLS, DEFAULT_PTY_ROWS } from './constants.ts';
 import { resolveSpawn } from './executables/resolve-program.ts';
-import { toExitStatus } from './exit-status.ts';
+import { toPtyExitStatus } from './exit-status.ts';
 import { ptyCommand } from './internal/arg0-wrapper.ts';
 import { ChildHandle } from './internal/child-handle.ts';
 import { loadNativePty } from './internal/native-pty.ts';
@@ -58,7 +58,7 @@ export async function spawnPty(options: PtySpawnOptions): Promise<SpawnedProcess
       -1,
       true,
       helperPath,
-      (code, signal) => reportExit(toExitStatus(code, signal)),
+      (code, signal) => reportExit(toPtyExitStatus(code, signal)),
     );
   } catch (error) {
     throw new ExecError(

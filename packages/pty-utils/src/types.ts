@@ -9,7 +9,10 @@ export interface OutputChunk {
   readonly bytes: Uint8Array;
 }
 
-/** How a child ended. `exitCode`: the code for a normal exit, 128+N when killed by signal N, -1 unknown. */
+/**
+ * How a child ended. `exitCode`: the code for a normal exit; when killed by signal N, 128+N for a
+ * pipe child and 1 for a PTY child (as the original's backends); -1 unknown.
+ */
 export interface ExitStatus {
   readonly exitCode: number;
   /** The signal name when killed by a signal (e.g. `SIGKILL`), else null. */

@@ -138,7 +138,7 @@ describe('spawnPty', () => {
     const pids = transcript.text.trim().split('\r\n').map(Number);
     expectGone(...pids);
     const status = await proc.terminate({ graceMs: 10_000 });
-    expect(status).toEqual({ exitCode: 129, signal: 'SIGHUP' });
+    expect(status).toEqual({ exitCode: 1, signal: 'SIGHUP' });
     for (const pid of [proc.pid, ...pids])
       await waitFor(() => !isProcessAlive(pid), { what: `pid ${pid} gone` });
     await proc.closed;
@@ -172,9 +172,10 @@ describe('spawnPty', () => {
     const transcript = new Transcript(proc);
     await waitForProgram(proc.pid, 'sleep');
     proc.interrupt();
-    expect(await proc.exited).toEqual({ exitCode: 130, signal: 'SIGINT' });
+    // A PTY child killed by a signal exits 1, as the original's PTY backend reports it.
+    expect(await proc.exited).toEqual({ exitCode: 1, signal: 'SIGINT' });
     proc.interrupt();
-    expect(await proc.closed).toEqual({ exitCode: 130, signal: 'SIGINT' });
+    expect(await proc.closed).toEqual({ exitCode: 1, signal: 'SIGINT' });
     await transcript.done;
     expect(transcript.text).toBe('ready\r\n');
   });
@@ -212,7 +213,7 @@ describe('spawnPty', () => {
   test('close() kills a running child and is idempotent', async () => {
     const proc = await pty(['sleep', '100']);
     await Promise.all([proc.close(), proc.close()]);
-    expect(await proc.closed).toEqual({ exitCode: 137, signal: 'SIGKILL' });
+    expect(await proc.closed).toEqual({ exitCode: 1, signal: 'SIGKILL' });
   });
 
   test('reports a missing cwd or program as spawnFailed before forking', async () => {
