@@ -3,6 +3,15 @@
 // ExecProcess, StartOptions, ...) is `@execd/protocol/contract`; the client is `@execd/exec-client`.
 
 export { childEnv, EXIT_ON_STDIN_CLOSE_ENV_VAR } from './env/child-env.ts';
+export { FS_HANDLE_ID_MAX_BYTES, FS_MAX_OPEN_HANDLES } from './fs/file-handle-table.ts';
+export type { PathAccessResolver } from './fs/fs-sandbox.ts';
+export {
+  FS_READ_FILE_LIMIT_BYTES,
+  FS_READ_FILE_MAX_BYTES,
+  LocalFileSystem,
+  type LocalFileSystemOptions,
+} from './fs/local-file-system.ts';
+export { WATCH_MISSING_MAX_PATHS } from './fs/missing-watch.ts';
 export {
   defaultSandboxDenied,
   defaultSpawner,

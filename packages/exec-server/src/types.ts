@@ -4,6 +4,9 @@ import type {
   ExecOutputDeltaNotification,
   ExecParams,
   ExecResponse,
+  ExecWaitingForInputNotification,
+  FsMissingChangedNotification,
+  HttpRequestBodyDeltaNotification,
   NetworkPolicyDecisionNotification,
   ProcessListResponse,
   ReadParams,
@@ -25,7 +28,16 @@ export type ProcessNotification =
   | { readonly method: 'process/output'; readonly params: ExecOutputDeltaNotification }
   | { readonly method: 'process/exited'; readonly params: ExecExitedNotification }
   | { readonly method: 'process/closed'; readonly params: ExecClosedNotification }
+  | { readonly method: 'process/waitingForInput'; readonly params: ExecWaitingForInputNotification }
   | { readonly method: 'network/policyDecision'; readonly params: NetworkPolicyDecisionNotification };
+
+/** A notification about a connection's own work rather than a process's: a streamed HTTP body. */
+export type ConnectionNotification =
+  | {
+      readonly method: 'http/request/bodyDelta';
+      readonly params: HttpRequestBodyDeltaNotification;
+    }
+  | { readonly method: 'fs/missingChanged'; readonly params: FsMissingChangedNotification };
 
 /**
  * The per-session process table: one method per `process/*` RPC, with the original's semantics

@@ -1,4 +1,4 @@
-import { ExecError, RpcError, type SandboxContext } from '@execd/protocol';
+import { ExecError, RpcError, type SandboxParam } from '@execd/protocol';
 import {
   describeSandboxDenial,
   prepareSandboxCommand,
@@ -67,7 +67,7 @@ export async function defaultSpawner(request: LocalSpawnRequest): Promise<LocalS
  * A shell-snapshot capture runner that runs the capture inside the same sandbox as the launch
  * (spec §6.2: the profile is sourced under the command's own confinement).
  */
-export function sandboxedCaptureRunner(context: SandboxContext): CaptureRunner {
+export function sandboxedCaptureRunner(context: SandboxParam): CaptureRunner {
   return async (command, limits) => {
     let wrapped: Awaited<ReturnType<typeof prepareSandboxCommand>>;
     try {

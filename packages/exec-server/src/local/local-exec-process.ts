@@ -137,6 +137,24 @@ export class LocalExecProcess implements ExecProcess {
     }
   }
 
+  /**
+   * Follows the terminal's input waits (tty children on Linux); the listener gets the seq of the
+   * last event before each wait. Ends with this handle. Undefined when the process cannot tell.
+   */
+  onWaitingForInput(listener: (afterSeq: number) => void): Disposable | undefined {
+    if (this.#closing.signal.aborted) return undefined;
+    const subscription = this.#record.onWaitingForInput(listener);
+    if (subscription === undefined) return undefined;
+    const stop = (): void => subscription[Symbol.dispose]();
+    this.#closing.signal.addEventListener('abort', stop, { once: true });
+    return {
+      [Symbol.dispose]: () => {
+        this.#closing.signal.removeEventListener('abort', stop);
+        stop();
+      },
+    };
+  }
+
   /** Stops every follower of this handle; the process keeps running (use `terminate`). Idempotent. */
   async close(): Promise<void> {
     this.#closing.abort();

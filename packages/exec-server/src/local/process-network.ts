@@ -11,10 +11,13 @@ import {
   ExecError,
   type ExecParams,
   type Logger,
+  type ManagedNetwork,
   type NetworkDecision,
   type NetworkPolicyRequestParams,
   type NetworkPolicyResponse,
+  type NetworkProxyLaunchConfig,
   type NetworkRequestProtocol,
+  RpcError,
 } from '@execd/protocol';
 import type { NetworkDenial, NetworkProtocol } from '@execd/protocol/contract';
 import type { SpawnedNetwork } from '@execd/sandboxing';
@@ -45,6 +48,51 @@ export interface ProcessNetworkOptions {
   readonly resolver?: NetworkResolver | undefined;
   readonly emit: (notification: ProcessNotification) => void;
   readonly logger: Logger;
+}
+
+/**
+ * Folds the original's launch form (`networkProxy.proxy`, as Codex 0.169.0 sends it with
+ * `enforceManagedNetwork`) into execd's: `proxy.domains` entries join the allow and deny lists,
+ * `proxy.allowLocalBinding` the managed network's, and `enabled: false` allows no domain. A
+ * `limited` mode (read-only methods) is refused with -32602 rather than run with more access.
+ */
+export function effectiveLaunchConfig(params: ExecParams): {
+  readonly networkProxy: NetworkProxyLaunchConfig | undefined;
+  readonly managedNetwork: ManagedNetwork | undefined;
+} {
+  const proxy = params.networkProxy?.proxy;
+  if (proxy === undefined)
+    return { networkProxy: params.networkProxy, managedNetwork: params.managedNetwork };
+  if (proxy.mode !== undefined && proxy.mode !== 'full') {
+    throw new RpcError(
+      'invalidParams',
+      `networkProxy.proxy.mode \`${proxy.mode}\` is not supported by this executor (only \`full\`)`,
+    );
+  }
+  const allowed = [...(params.networkProxy?.allowedDomains ?? [])];
+  const denied = [...(params.networkProxy?.deniedDomains ?? [])];
+  for (const [pattern, permission] of Object.entries(proxy.domains ?? {})) {
+    if (permission === 'allow') allowed.push(pattern);
+    else if (permission === 'deny') denied.push(pattern);
+    else {
+      throw new RpcError(
+        'invalidParams',
+        `networkProxy.proxy.domains: \`${pattern}\` must be \`allow\` or \`deny\`, got \`${permission}\``,
+      );
+    }
+  }
+  return {
+    networkProxy: {
+      ...params.networkProxy,
+      allowedDomains: proxy.enabled === false ? [] : allowed,
+      deniedDomains: denied,
+    },
+    managedNetwork: {
+      loopbackPorts: params.managedNetwork?.loopbackPorts ?? [],
+      allowLocalBinding:
+        (params.managedNetwork?.allowLocalBinding ?? false) || proxy.allowLocalBinding === true,
+    },
+  };
 }
 
 /** The wire name of a proxy protocol (the original's snake_case names). */
@@ -110,13 +158,14 @@ export class ProcessNetwork implements AsyncDisposable {
    */
   static async start(options: ProcessNetworkOptions): Promise<ProcessNetwork> {
     const { params } = options;
-    const policy = policyFromLaunchConfig(params.networkProxy, params.managedNetwork);
+    const launch = effectiveLaunchConfig(params);
+    const policy = policyFromLaunchConfig(launch.networkProxy, launch.managedNetwork);
     const cancel = new AbortController();
     const proxy = await startNetworkProxy({
       allowedDomains: policy.allowedDomains,
       deniedDomains: policy.deniedDomains,
       loopbackPorts: policy.loopbackPorts,
-      allowLocalAddresses: params.managedNetwork?.allowLocalBinding ?? false,
+      allowLocalAddresses: launch.managedNetwork?.allowLocalBinding ?? false,
       decider: policy.useDecider ? askRequester(params.processId, options, cancel.signal) : undefined,
       deciderTimeoutMs: policy.deciderTimeoutMs,
       resolver: options.resolver,

@@ -14,7 +14,7 @@ import {
   type NetworkDenial,
   type SequencedEvent,
 } from '@execd/protocol/contract';
-import type { SpawnedProcess } from '@execd/pty-utils';
+import { InputWaitWatcher, type SpawnedProcess } from '@execd/pty-utils';
 import type { SpawnedLimits } from '@execd/sandboxing';
 import type { ProcessNotification } from '../types.ts';
 import type { OutputFlow } from './output-flow.ts';
@@ -82,6 +82,10 @@ export class ProcessRecord {
   #done: Promise<void> = Promise.resolve();
   #exitEvent: SequencedEvent | undefined;
   #closedEvent: SequencedEvent | undefined;
+  /** Tty children on Linux: tells when the terminal waits for input (undefined otherwise). */
+  #inputWait: InputWaitWatcher | undefined;
+  /** Listeners of in-process handles (`LocalExecProcess.onWaitingForInput`). */
+  readonly #waitingListeners = new Set<(afterSeq: number) => void>();
 
   constructor(init: ProcessRecordInit) {
     this.#init = init;
@@ -122,6 +126,9 @@ export class ProcessRecord {
     network?.attach(launched.network);
     this.#sandboxType = launched.sandboxType;
     const spawned = launched.process;
+    if (spawned.tty && process.platform === 'linux') {
+      this.#inputWait = new InputWaitWatcher(spawned.pid, { onWaiting: () => this.#reportWaiting() });
+    }
     const outputDone = this.#pumpOutput(spawned);
     this.#done = Promise.all([outputDone, this.#watchExit(spawned, outputDone, launched.limits)]).then(
       () => {},
@@ -147,6 +154,10 @@ export class ProcessRecord {
       sandboxDenied: this.#sandboxDenied,
     };
     if (page.firstRetainedSeq !== undefined) response.firstRetainedSeq = page.firstRetainedSeq;
+    // Only a page that reaches the last event can say what follows it.
+    if (this.#inputWait?.waiting === true && response.nextSeq === this.#nextSeq) {
+      response.waitingForInput = true;
+    }
     return response;
   }
 
@@ -181,6 +192,7 @@ export class ProcessRecord {
       await pending;
       return 'accepted';
     }
+    this.#inputWait?.activity();
     const writing = spawned.write(chunk).then(
       () => this.#writeIds.add(writeId),
       (error: unknown) => {
@@ -231,6 +243,7 @@ export class ProcessRecord {
    * `drainTimeoutMs` (a descendant in its own session may hold the pipe forever). Idempotent.
    */
   async shutdown(drainTimeoutMs: number): Promise<void> {
+    this.#inputWait?.[Symbol.dispose]();
     this.terminate();
     const spawned = this.#spawned;
     if (spawned === undefined) return;
@@ -327,11 +340,13 @@ export class ProcessRecord {
     const seq = this.#nextSeqValue();
     this.#output.push(seq, stream, chunk);
     this.history.append({ type: 'output', seq, stream, chunk });
+    this.#inputWait?.activity();
     this.#init.emit({ method: 'process/output', params: { processId: this.processId, seq, stream, chunk } });
     this.changed.notify();
   }
 
   #recordExit(exitCode: number): void {
+    this.#inputWait?.[Symbol.dispose]();
     const seq = this.#nextSeqValue();
     this.#exitCode = exitCode;
     this.#sandboxDenied =
@@ -346,6 +361,26 @@ export class ProcessRecord {
     });
     this.changed.notify();
     this.#maybeClose();
+  }
+
+  /**
+   * Follows the terminal's input waits (tty children on Linux): the listener gets the seq of the
+   * last event before each wait. Undefined for processes that cannot report it.
+   */
+  onWaitingForInput(listener: (afterSeq: number) => void): Disposable | undefined {
+    if (!this.tty || process.platform !== 'linux' || this.#closed) return undefined;
+    this.#waitingListeners.add(listener);
+    return { [Symbol.dispose]: () => this.#waitingListeners.delete(listener) };
+  }
+
+  #reportWaiting(): void {
+    // Held-back output (a congested client) may still be in the terminal: no report then.
+    if (this.#exitCode !== undefined || this.#init.flow.paused) return;
+    const seq = this.#nextSeq - 1;
+    this.#init.logger.trace('process waits for input', { processId: this.processId, seq });
+    this.#init.emit({ method: 'process/waitingForInput', params: { processId: this.processId, seq } });
+    for (const listener of [...this.#waitingListeners]) listener(seq);
+    this.changed.notify();
   }
 
   #maybeClose(): void {

@@ -1,4 +1,4 @@
-import type { SandboxContext, SandboxType } from '@execd/protocol';
+import type { SandboxParam, SandboxType } from '@execd/protocol';
 import type { SpawnedProcess } from '@execd/pty-utils';
 import type {
   CommandLimits,
@@ -29,7 +29,7 @@ export interface LocalSpawnRequest {
    * Sandbox intent from the request (with `enforceManagedNetwork` applied: see
    * `withManagedNetwork`); undefined = run unsandboxed.
    */
-  readonly sandbox: SandboxContext | undefined;
+  readonly sandbox: SandboxParam | undefined;
   /**
    * Set for a `proxied` process: the proxy its traffic must go through. The spawner starts the
    * bridge to it and returns it as `network`; a spawner that cannot must reject, never run the

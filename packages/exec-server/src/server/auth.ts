@@ -5,6 +5,27 @@ import { ExecError } from '@execd/protocol';
 /** The environment variable holding the auth token when no `--auth-token-file` is given. */
 export const AUTH_TOKEN_ENV_VAR = 'EXECD_AUTH_TOKEN';
 
+/**
+ * The one-line body of a 401 answer: what the server wants and what to do about a client that
+ * cannot send a token (Codex CLI 0.169.0 sends none). Codex itself shows only the status
+ * (`HTTP error: 401 Unauthorized`, with `RUST_LOG=warn`), so the guide explains that status;
+ * curl, proxies' logs and anyone reading the raw answer see this text.
+ */
+export const MISSING_TOKEN_HINT: string =
+  'execd-server: a bearer token is required (Authorization: Bearer <token>); ' +
+  'for a client that sends none (Codex CLI), use an SSH tunnel or a proxy that adds the header: ' +
+  'see "Connecting Codex CLI" in deploy/README.md\n';
+
+/**
+ * The `WWW-Authenticate` value of a 401 answer (RFC 6750): `invalid_token` when a token was sent
+ * and did not match, no error code when none was sent.
+ */
+export function bearerChallenge(authorization: string | undefined): string {
+  return authorization === undefined
+    ? 'Bearer realm="execd-server"'
+    : 'Bearer realm="execd-server", error="invalid_token"';
+}
+
 function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
 }

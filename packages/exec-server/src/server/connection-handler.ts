@@ -10,15 +10,20 @@ import {
   NOOP_LOGGER,
   RpcError,
 } from '@execd/protocol';
+import { discoverCapabilityRoots } from '../capability/discover-roots.ts';
+import { readEnvironmentConfig } from '../config/read-environment-config.ts';
+import { FsConnection, isFsRequest } from '../fs/fs-connection.ts';
+import { LocalFileSystem } from '../fs/local-file-system.ts';
+import { HttpRequests } from '../http/http-requests.ts';
 import type { NetworkPolicyRequester } from '../local/process-network.ts';
-import type { ProcessNotification } from '../types.ts';
+import type { ConnectionNotification, ProcessNotification } from '../types.ts';
 import type { SessionAttachment, SessionHandle, SessionRegistry } from './session-registry.ts';
 
 /** Options of {@link ConnectionHandler}. */
 export interface ConnectionHandlerOptions {
   readonly registry: SessionRegistry;
-  /** Where the attached session's process notifications go. */
-  readonly notify: (notification: ProcessNotification) => void;
+  /** Where the attached session's process notifications, and the connection's own, go. */
+  readonly notify: (notification: ProcessNotification | ConnectionNotification) => void;
   /** Describes this executor (for `environment/info` and the `initialize` result). */
   readonly environmentInfo: () => EnvironmentInfo;
   /** Fires when the connection goes away: long-polls in flight are abandoned. */
@@ -27,10 +32,20 @@ export interface ConnectionHandlerOptions {
   readonly requestNetworkPolicy?: NetworkPolicyRequester | undefined;
   /** Pings this connection's peer and drops the connection without an answer in time (resume check). */
   readonly probeLiveness?: ((timeoutMs: number) => void) | undefined;
+  /**
+   * The executor's own environment: `valueEnvVar` of `http/request`, `CODEX_HOME`/`HOME` of
+   * `environmentConfig/read` (default `process.env`).
+   */
+  readonly executorEnv?: Readonly<Record<string, string | undefined>> | undefined;
+  /** Folder of the system config layers of `environmentConfig/read` (default `/etc/codex`). */
+  readonly systemConfigDir?: string | undefined;
   readonly logger?: Logger;
 }
 
 const RESUMED_ELSEWHERE = 'session has been resumed by another connection';
+
+/** The host filesystem the `fs/*` methods run on (stateless; per-connection state is `FsConnection`). */
+const LOCAL_FILE_SYSTEM = new LocalFileSystem();
 
 function methodNotFound(method: string): RpcError {
   return new RpcError('methodNotFound', `exec-server stub does not implement \`${method}\` yet`);
@@ -54,24 +69,51 @@ export class ConnectionHandler {
   /** Aborted when the connection goes away or another connection resumes the session. */
   readonly #cancel = new AbortController();
   readonly #attachment: SessionAttachment;
+  readonly #http: HttpRequests;
+  /** The connection's `fs/*` state: open file handles and its missing-path watch. */
+  readonly #fs: FsConnection;
+  readonly #executorEnv: ConnectionHandlerOptions['executorEnv'];
+  readonly #systemConfigDir: string | undefined;
   #initializeRequested = false;
   #initialized = false;
   #detached = false;
   /** The connection's outbound backlog is over its pause mark (see `setOutboundCongested`). */
   #congested = false;
   #session: SessionHandle | undefined;
+  /** The client opted in to `process/waitingForInput` at `initialize` (an execd extension). */
+  #waitingForInput = false;
 
   constructor(options: ConnectionHandlerOptions) {
     this.#registry = options.registry;
     this.#environmentInfo = options.environmentInfo;
     this.#logger = options.logger ?? NOOP_LOGGER;
     this.#attachment = {
-      notify: options.notify,
+      // Extension notifications only reach a client that asked for them.
+      notify: (notification) => {
+        if (notification.method !== 'process/waitingForInput' || this.#waitingForInput) {
+          options.notify(notification);
+        }
+      },
       evict: () => this.#cancel.abort(new RpcError('invalidRequest', RESUMED_ELSEWHERE)),
       requestNetworkPolicy: options.requestNetworkPolicy,
       probeLiveness: options.probeLiveness,
     };
+    this.#executorEnv = options.executorEnv;
+    this.#systemConfigDir = options.systemConfigDir;
+    this.#http = new HttpRequests({
+      notify: (params) => options.notify({ method: 'http/request/bodyDelta', params }),
+      env: options.executorEnv,
+      cancelSignal: this.#cancel.signal,
+      logger: this.#logger,
+    });
     // Every in-flight long-poll of the connection listens on this one signal (up to 2N at once).
+    this.#fs = new FsConnection({
+      fileSystem: LOCAL_FILE_SYSTEM,
+      notify: (params) => options.notify({ method: 'fs/missingChanged', params }),
+      logger: this.#logger,
+    });
+    // Handles and the watch belong to the connection (as the original's): released when it ends.
+    this.#cancel.signal.addEventListener('abort', () => void this.#fs.close(), { once: true });
     setMaxListeners(0, this.#cancel.signal);
     const cancelSignal = options.cancelSignal;
     if (cancelSignal?.aborted) this.#cancel.abort(cancelSignal.reason);
@@ -101,9 +143,14 @@ export class ConnectionHandler {
     if (!isMethodName(method)) throw methodNotFound(method);
     const entry = METHODS[method] as { type: string; from: string; family?: string };
     if (entry.type !== 'request' || entry.from !== 'client') throw methodNotFound(method);
+    if (isFsRequest(method))
+      return this.#fs.handle(method, rawParams, () => this.#requireReadyFor('filesystem'));
     switch (method) {
-      case 'initialize':
-        return this.#initialize(decodeParams(method, rawParams).resumeSessionId);
+      case 'initialize': {
+        const params = decodeParams(method, rawParams);
+        if (!this.#initializeRequested) this.#waitingForInput = params.waitingForInput === true;
+        return this.#initialize(params.resumeSessionId);
+      }
       case 'process/start': {
         const params = decodeParams(method, rawParams);
         return this.#requireReadyFor('exec').table.start(params);
@@ -114,6 +161,7 @@ export class ConnectionHandler {
         try {
           const response = await session.table.read(params, this.#cancel.signal);
           this.#requireAttached();
+          if (!this.#waitingForInput) delete response.waitingForInput;
           return response;
         } catch (error) {
           this.#requireAttached();
@@ -147,6 +195,24 @@ export class ConnectionHandler {
         decodeParams(method, rawParams);
         this.#requireReadyFor('environment status');
         return { status: 'ready' };
+      case 'environmentConfig/read': {
+        const params = decodeParams(method, rawParams);
+        this.#requireReadyFor('environment config');
+        return readEnvironmentConfig(params, {
+          env: this.#executorEnv,
+          systemConfigDir: this.#systemConfigDir,
+        });
+      }
+      case 'capabilityRoots/discoverV1': {
+        const params = decodeParams(method, rawParams);
+        this.#requireReadyFor('capability discovery');
+        return discoverCapabilityRoots(params);
+      }
+      case 'http/request': {
+        const params = decodeParams(method, rawParams);
+        this.#requireReadyFor('http');
+        return this.#http.request(params);
+      }
       default:
         throw methodNotFound(method);
     }
@@ -173,6 +239,7 @@ export class ConnectionHandler {
   setOutboundCongested(congested: boolean): void {
     if (this.#congested === congested) return;
     this.#congested = congested;
+    this.#http.setCongested(congested);
     const session = this.#session;
     if (session?.isAttached() && !this.#detached) session.table.setOutputPaused?.(congested);
   }
@@ -183,6 +250,7 @@ export class ConnectionHandler {
    */
   detach(): void {
     this.#detached = true;
+    void this.#fs.close();
     const session = this.#session;
     if (session?.isAttached()) session.table.setOutputPaused?.(false);
     session?.detach();

@@ -54,6 +54,11 @@ export interface ConnectionTransport {
    * `timeoutMs` (another connection wants its session). Absent: the transport cannot tell.
    */
   probeLiveness?(timeoutMs: number): void;
+  /**
+   * The client asked for the execd `process/outputBatch` extension in `initialize`; a transport
+   * that can batch output (a msgpack WebSocket) does so from now on. Absent: never batches.
+   */
+  enableOutputBatches?(): void;
 }
 
 /** Options of {@link ConnectionProcessor}. */
@@ -65,6 +70,10 @@ export interface ConnectionProcessorOptions {
   readonly logger?: Logger;
   /** Counts requests, their latency and the output pushed (default: not counted). */
   readonly metrics?: ExecServerMetrics | undefined;
+  /** The executor's own environment (`http/request`, `environmentConfig/read`); default `process.env`. */
+  readonly executorEnv?: Readonly<Record<string, string | undefined>> | undefined;
+  /** Folder of the system config layers (default `/etc/codex`). */
+  readonly systemConfigDir?: string | undefined;
 }
 
 type InboundEvent =
@@ -123,6 +132,8 @@ export class ConnectionProcessor {
         if (!signal.aborted) this.#transport.probeLiveness?.(timeoutMs);
       },
       environmentInfo: options.environmentInfo,
+      executorEnv: options.executorEnv,
+      systemConfigDir: options.systemConfigDir,
       logger: this.#logger,
       notify: (notification) => {
         if (this.#abort.signal.aborted) return;
@@ -329,6 +340,7 @@ export class ConnectionProcessor {
       this.#metrics?.observeRequest(method, (performance.now() - startedMs) / 1000);
       this.#metrics?.observeResult(method, result);
       reply = responseMessage(id, result ?? {});
+      if (method === 'initialize' && asksForOutputBatches(params)) this.#transport.enableOutputBatches?.();
     } catch (error) {
       this.#metrics?.observeRequest(method, (performance.now() - startedMs) / 1000, error);
       reply = errorMessage(id, error);
@@ -352,4 +364,13 @@ export class ConnectionProcessor {
     this.#transport.close(reason);
     this.disconnected(reason);
   }
+}
+
+/** True when `initialize` params carry the execd extension flag `outputBatches: true`. */
+function asksForOutputBatches(params: unknown): boolean {
+  return (
+    typeof params === 'object' &&
+    params !== null &&
+    (params as { outputBatches?: unknown }).outputBatches === true
+  );
 }

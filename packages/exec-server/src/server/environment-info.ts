@@ -1,3 +1,4 @@
+import { homedir } from 'node:os';
 import { basename, isAbsolute, resolve } from 'node:path';
 import { type EnvironmentInfo, type Logger, pathToFileUri } from '@execd/protocol';
 import {
@@ -6,26 +7,44 @@ import {
   describeLimitsInForce,
   detectResourceControl,
 } from '@execd/sandboxing';
+import { EXECD_PROVIDER_ID, EXECD_VERSION, platformOs } from './executor-identity.ts';
 
 /** The shell reported when `$SHELL` is unset or not an absolute path. */
 const FALLBACK_SHELL_PATH = '/bin/sh';
 
 /**
- * What this server can do beyond the original's basic process surface. The original's local
- * server reports its own features (network proxy, filesystem, HTTP, config read) as `true`;
- * execd does not implement those methods yet, so it reports them `false` rather than invite
- * calls that would fail with -32601. Shell snapshots (`shellSnapshotV2`) are restored in `process/start`.
+ * What this server can do beyond the original's basic process surface, every flag the original
+ * reports (in its order) plus execd's own. A flag is `true` only for what execd implements, so a
+ * client never calls into a -32601 or relies on a behaviour execd lacks; the others are an
+ * explicit `false` rather than absent.
  */
 export const DEFAULT_CAPABILITIES: EnvironmentInfo['capabilities'] = Object.freeze({
-  networkProxyLaunch: false,
+  // `process/start` takes the original's `networkProxy` launch form (../local/process-network.ts).
+  networkProxyLaunch: true,
+  networkProxyReviewDomains: false,
+  credentialMasking: false,
+  credentialMaskingCustomProviders: false,
   capabilityDiscoverySandbox: false,
-  environmentConfigRead: false,
-  httpHeaderEnvVars: false,
-  sandboxedFileStreaming: false,
+  // `fs/watchMissing` + `fs/missingChanged` (../fs/missing-watch.ts).
+  fsWatchMissing: true,
+  capabilityDiscoveryV2: false,
+  // `environmentConfig/read` (../config/).
+  environmentConfigRead: true,
+  // `http/request` headers with `valueEnvVar` (../http/).
+  httpHeaderEnvVars: true,
+  // `fs/open` + `fs/readBlock` honour `sandbox`; `fs/open` mode `replace` + `fs/writeBlock` (../fs/).
+  sandboxedFileStreaming: true,
+  fileWriteStreaming: true,
+  // Shell snapshots are restored in `process/start`.
   shellSnapshotV2: true,
+  windowsMxc: false,
+  linuxRootWritePreservesDevices: false,
+  linuxApprovedRootWritePreservesRestrictions: false,
   processResize: true,
   processList: true,
   retentionGapReporting: true,
+  // `process/waitingForInput` needs /proc (../../pty-utils input-wait.ts).
+  waitingForInput: process.platform === 'linux',
 });
 
 /** Inputs of {@link localEnvironmentInfo}; every field defaults to this process's own. */
@@ -66,9 +85,11 @@ function toUri(path: string, cwd: string): string | undefined {
 }
 
 /**
- * Describes this executor as `environment/info` does: the user's shell (`$SHELL`, else
- * `/bin/sh`), the working directory, `TMPDIR` as `temporaryDirectories` (a relative value is
- * resolved against the working directory) and the temp dir, all as `file://` URIs.
+ * Describes this executor as `environment/info` does, in the original's field order: the user's
+ * shell (`$SHELL`, else `/bin/sh`), execd's version and provider id, the working directory, the
+ * home directory (`$HOME`, else the account's), the platform, no prepended `PATH` folders (execd
+ * bundles no helpers), `TMPDIR` as `temporaryDirectories` (a relative value is resolved against
+ * the working directory) and the temp dir, all paths as `file://` URIs.
  */
 export function localEnvironmentInfo(options: LocalEnvironmentInfoOptions = {}): EnvironmentInfo {
   const env = options.env ?? process.env;
@@ -84,14 +105,29 @@ export function localEnvironmentInfo(options: LocalEnvironmentInfoOptions = {}):
   }
   // `tempDir` is the platform temp dir, chosen as Node's os.tmpdir() does on POSIX.
   const tempDir = temporaryDirectories[0] ?? toUri(env.TMP || env.TEMP || '/tmp', cwd);
+  const home = env.HOME && isAbsolute(env.HOME) ? env.HOME : safeHomedir();
 
   const info: EnvironmentInfo = {
     shell: { name: basename(shellPath), path: shellPath },
+    executorVersion: EXECD_VERSION,
+    providerId: EXECD_PROVIDER_ID,
     cwd: toUri(cwd, cwd),
+    userHomeDir: home === undefined ? undefined : toUri(home, cwd),
+    platformOs: platformOs(),
+    prependPathDirs: [],
     temporaryDirectories,
     tempDir,
     capabilities: { ...DEFAULT_CAPABILITIES, ...options.capabilities },
     ...(options.resourceLimits === undefined ? {} : { resourceLimits: options.resourceLimits }),
   };
   return info;
+}
+
+/** The account's home directory, or undefined when the system has none for this user. */
+function safeHomedir(): string | undefined {
+  try {
+    return homedir() || undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { BearerTokenVerifier } from './auth.ts';
+import { type BearerTokenVerifier, bearerChallenge, MISSING_TOKEN_HINT } from './auth.ts';
 import type { ExecServerMetrics } from './metrics.ts';
 
 /**
@@ -15,20 +15,24 @@ export function serveMetrics(
   metrics: ExecServerMetrics,
   verifier: BearerTokenVerifier | undefined,
 ): void {
-  const end = (status: number, headers: Record<string, string> = {}): void => {
+  const end = (status: number, headers: Record<string, string> = {}, body?: string): void => {
     response.writeHead(status, {
       'content-type': 'text/plain; charset=utf-8',
       connection: 'close',
       ...headers,
     });
-    response.end();
+    response.end(body);
   };
   if (request.method !== 'GET' && request.method !== 'HEAD') {
     end(405, { allow: 'GET, HEAD' });
     return;
   }
   if (verifier && !verifier.verify(request.headers.authorization)) {
-    end(401, { 'www-authenticate': 'Bearer' });
+    end(
+      401,
+      { 'www-authenticate': bearerChallenge(request.headers.authorization) },
+      request.method === 'HEAD' ? undefined : MISSING_TOKEN_HINT,
+    );
     return;
   }
   metrics.render().then(

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { isMethodName, RPC_ERROR_NUMBERS, RpcError } from '@execd/protocol';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { ProcessNotification, ProcessTable } from '../types.ts';
+import type { ConnectionNotification, ProcessNotification, ProcessTable } from '../types.ts';
 
 /**
  * Buckets of the request-latency histogram, in seconds. Most requests answer in well under a
@@ -221,7 +221,7 @@ export class ExecServerMetrics {
   }
 
   /** A notification pushed to a client: counts the output bytes it carries. */
-  observeNotificationSent(notification: ProcessNotification): void {
+  observeNotificationSent(notification: ProcessNotification | ConnectionNotification): void {
     if (notification.method === 'process/output') {
       this.observeStreamedBytes('notification', notification.params.chunk.byteLength);
     }

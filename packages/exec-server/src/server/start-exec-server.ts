@@ -66,6 +66,13 @@ export interface ExecServerOptions {
   readonly maxQueuedNotificationBytes?: number;
   /** Describes this executor (default {@link localEnvironmentInfo}). */
   readonly environmentInfo?: () => EnvironmentInfo;
+  /**
+   * The executor's own environment, where `http/request` looks up `valueEnvVar` and
+   * `environmentConfig/read` finds `CODEX_HOME`/`HOME` (default `process.env`).
+   */
+  readonly executorEnv?: Readonly<Record<string, string | undefined>> | undefined;
+  /** Folder of the system-wide layers of `environmentConfig/read` (default `/etc/codex`). */
+  readonly systemConfigDir?: string | undefined;
   /** Streams of the stdio transport (default the process's stdin/stdout). */
   readonly stdio?: { readonly input: NodeJS.ReadableStream; readonly output: NodeJS.WritableStream };
 }
@@ -182,6 +189,8 @@ export async function startExecServer(options: ExecServerOptions = {}): Promise<
       registry,
       dispatchMode,
       environmentInfo,
+      executorEnv: options.executorEnv,
+      systemConfigDir: options.systemConfigDir,
       logger,
       metrics,
     });

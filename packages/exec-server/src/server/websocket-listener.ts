@@ -9,7 +9,7 @@ import {
   NOOP_LOGGER,
 } from '@execd/protocol';
 import { type WebSocket, WebSocketServer } from 'ws';
-import type { BearerTokenVerifier } from './auth.ts';
+import { type BearerTokenVerifier, bearerChallenge, MISSING_TOKEN_HINT } from './auth.ts';
 import type { ConnectionProcessor } from './connection-processor.ts';
 import { formatWebSocketUrl } from './listen-url.ts';
 import type { LocalPeerCheck } from './local-peer.ts';
@@ -58,8 +58,15 @@ export interface WebSocketListener {
   close(): Promise<void>;
 }
 
-function reject(socket: Duplex, status: number, text: string, extraHeaders: string = ''): void {
-  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n${extraHeaders}\r\n`);
+/** A refused upgrade: status, reason phrase, extra header lines and an optional one-line body. */
+type UpgradeRefusal = [status: number, reason: string, extraHeaders?: string, body?: string];
+
+function reject(socket: Duplex, ...[status, text, extraHeaders = '', body = '']: UpgradeRefusal): void {
+  const length = Buffer.byteLength(body);
+  const type = body === '' ? '' : 'Content-Type: text/plain; charset=utf-8\r\n';
+  socket.end(
+    `HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n${type}Content-Length: ${length}\r\n${extraHeaders}\r\n${body}`,
+  );
   socket.destroy();
 }
 
@@ -125,14 +132,18 @@ export async function listenWebSocket(options: WebSocketListenerOptions): Promis
   };
 
   /** Why an upgrade that passed the guard is refused (status, reason phrase, extra headers). */
-  const refusal = (request: IncomingMessage): [number, string, string?] | undefined => {
+  const refusal = (request: IncomingMessage): UpgradeRefusal | undefined => {
     if (pathOf(request) !== '/') return [404, 'Not Found'];
     if (closing) return [503, 'Service Unavailable'];
     if (options.verifier && !options.verifier.verify(request.headers.authorization)) {
+      const sent = request.headers.authorization !== undefined;
       logger.warn('refused websocket upgrade without a valid bearer token', {
         peer: request.socket.remoteAddress,
+        // Whether a token came at all tells "client sends none" (Codex) from "wrong token".
+        authorization: sent ? 'invalid' : 'missing',
       });
-      return [401, 'Unauthorized', 'WWW-Authenticate: Bearer\r\n'];
+      const challenge = `WWW-Authenticate: ${bearerChallenge(request.headers.authorization)}\r\n`;
+      return [401, 'Unauthorized', challenge, MISSING_TOKEN_HINT];
     }
     return undefined;
   };
@@ -141,7 +152,7 @@ export async function listenWebSocket(options: WebSocketListenerOptions): Promis
     socket.on('error', () => socket.destroy());
     void guard.screen(request).then((screened) => {
       if (socket.destroyed) return;
-      const refused: [number, string, string?] | undefined = screened
+      const refused: UpgradeRefusal | undefined = screened
         ? [screened.status, screened.reason]
         : refusal(request);
       if (refused) {
@@ -156,6 +167,7 @@ export async function listenWebSocket(options: WebSocketListenerOptions): Promis
     wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
       const transport = new WebSocketTransport({
         socket: ws,
+        rawSocket: socket,
         label: peerLabel(request),
         codecs,
         keepaliveIntervalMs: options.keepaliveIntervalMs,

@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import {
   type Codec,
   type CodecName,
@@ -10,6 +11,7 @@ import type { RawData, WebSocket } from 'ws';
 import type { ConnectionProcessor, ConnectionTransport } from './connection-processor.ts';
 import { encodeOutbound } from './encode-outbound.ts';
 import { NotificationGate } from './notification-gate.ts';
+import { MAX_OUTPUT_BATCH_BYTES, OutboundBatch } from './outbound-batch.ts';
 
 /**
  * Interval between server pings: the original's `WEBSOCKET_KEEPALIVE_INTERVAL`. Keeps idle
@@ -33,6 +35,11 @@ const MAX_CLOSE_REASON_CHARS = 100;
 /** Options of {@link WebSocketTransport}. */
 export interface WebSocketTransportOptions {
   readonly socket: WebSocket;
+  /**
+   * The upgraded TCP socket under `socket`, corked across each turn of the event loop so that the
+   * frames of one turn leave in one write (`writev`) instead of one write each. Absent: not corked.
+   */
+  readonly rawSocket?: Writable | undefined;
   readonly label: string;
   readonly codecs: Readonly<Record<CodecName, Codec>>;
   readonly keepaliveIntervalMs: number;
@@ -49,6 +56,8 @@ export interface WebSocketTransportOptions {
 export class WebSocketTransport implements ConnectionTransport {
   readonly label: string;
   readonly #socket: WebSocket;
+  readonly #raw: Writable | undefined;
+  readonly #held = new OutboundBatch();
   readonly #codecs: Readonly<Record<CodecName, Codec>>;
   readonly #gate: NotificationGate;
   readonly #logger: Logger;
@@ -60,10 +69,15 @@ export class WebSocketTransport implements ConnectionTransport {
   #lastHeardMs = performance.now();
   #probe: NodeJS.Timeout | undefined;
   #processor: ConnectionProcessor | undefined;
+  /** The client asked for `process/outputBatch` (msgpack only; see `enableOutputBatches`). */
+  #batchOutput = false;
+  /** A turn's frames are being collected (the raw socket is corked); released by `#endTurn`. */
+  #inTurn = false;
 
   constructor(options: WebSocketTransportOptions) {
     this.label = options.label;
     this.#socket = options.socket;
+    this.#raw = options.rawSocket;
     this.#codecs = options.codecs;
     this.#logger = options.logger ?? NOOP_LOGGER;
     this.#gate = new NotificationGate({
@@ -98,8 +112,19 @@ export class WebSocketTransport implements ConnectionTransport {
     });
   }
 
+  /**
+   * The client accepts `process/outputBatch` (it said so in `initialize`): from now on, output
+   * that piles up within one turn of the event loop travels as one frame per process. Only on a
+   * msgpack connection; the JSON wire keeps the original's one chunk per notification.
+   */
+  enableOutputBatches(): void {
+    this.#batchOutput = this.#codec === 'msgpack';
+  }
+
   sendResponse(message: RpcMessage, codec: CodecName): void {
     if (this.#socket.readyState !== this.#socket.OPEN) return;
+    this.#releaseHeld();
+    this.#beginTurn();
     const frame = this.#encode(message, codec);
     if (frame === undefined) return;
     this.#gate.observe(this.#socket.bufferedAmount, frame.length);
@@ -108,10 +133,24 @@ export class WebSocketTransport implements ConnectionTransport {
 
   sendNotification(message: RpcMessage): void {
     if (this.#socket.readyState !== this.#socket.OPEN) return;
+    if (this.#batchOutput && this.#held.hold(message)) {
+      this.#beginTurn();
+      if (this.#held.bytes >= MAX_OUTPUT_BATCH_BYTES) this.#releaseHeld();
+      return;
+    }
+    // Nothing overtakes held output: an exit or close follows its process's last chunk.
+    this.#releaseHeld();
+    this.#beginTurn();
+    this.#sendNotificationNow(message);
+  }
+
+  #sendNotificationNow(message: RpcMessage): void {
     const codec = this.#codec ?? 'json';
-    const frame = this.#encode(message, codec);
+    const parts = codec === 'msgpack' ? this.#encodeParts(message) : undefined;
+    const frame = parts ?? this.#encode(message, codec);
     if (frame === undefined) return;
-    const decision = this.#gate.admit(this.#socket.bufferedAmount, frame.length);
+    const length = parts === undefined ? (frame as string | Uint8Array).length : byteLengthOf(parts);
+    const decision = this.#gate.admit(this.#socket.bufferedAmount, length);
     if (!decision.send) {
       if (decision.startedDropping) {
         this.#logger.warn(
@@ -127,12 +166,14 @@ export class WebSocketTransport implements ConnectionTransport {
         dropped: decision.resumedAfterDropping,
       });
     }
-    this.#send(frame, codec);
+    if (parts === undefined) this.#send(frame as string | Uint8Array, codec);
+    else this.#sendParts(parts);
   }
 
   close(reason: string): void {
     if (this.#socket.readyState === this.#socket.CLOSED || this.#socket.readyState === this.#socket.CLOSING)
       return;
+    this.#releaseHeld();
     this.#socket.close(CLOSE_PROTOCOL_ERROR, reason.slice(0, MAX_CLOSE_REASON_CHARS));
   }
 
@@ -181,6 +222,7 @@ export class WebSocketTransport implements ConnectionTransport {
 
   /** Closes with `code` (e.g. 1001 on server shutdown). */
   shutdown(code: number, reason: string): void {
+    this.#releaseHeld();
     if (
       this.#socket.readyState === this.#socket.OPEN ||
       this.#socket.readyState === this.#socket.CONNECTING
@@ -218,10 +260,50 @@ export class WebSocketTransport implements ConnectionTransport {
     this.#processor?.receive(message, codec);
   }
 
+  /**
+   * Starts collecting this turn's frames, if not already: corks the raw socket, and ends the turn
+   * (held output written, socket uncorked) once this turn's I/O callbacks and microtasks have run.
+   */
+  #beginTurn(): void {
+    if (this.#inTurn) return;
+    this.#inTurn = true;
+    this.#raw?.cork();
+    setImmediate(this.#endTurn);
+  }
+
+  readonly #endTurn = (): void => {
+    this.#releaseHeld();
+    this.#inTurn = false;
+    this.#raw?.uncork();
+  };
+
+  /** Sends the held output (batched per process), before any other frame. */
+  #releaseHeld(): void {
+    if (this.#held.empty) return;
+    for (const message of this.#held.take()) {
+      if (this.#socket.readyState !== this.#socket.OPEN) return;
+      this.#sendNotificationNow(message);
+    }
+  }
+
   /** Queues one frame; while congested, its flush is reported so the gate sees the backlog drain. */
   #send(frame: string | Uint8Array, codec: CodecName): void {
     const onFlushed = this.#gate.congested ? this.#onFlushed : undefined;
     this.#socket.send(frame, { binary: codec === 'msgpack' }, onFlushed);
+  }
+
+  /**
+   * Queues one binary message as consecutive WebSocket fragments (nothing else is sent between
+   * them: the caller runs to completion), so its byte fields go to the socket as they are.
+   */
+  #sendParts(parts: readonly Uint8Array[]): void {
+    const last = parts.length - 1;
+    for (let i = 0; i < last; i++) this.#socket.send(parts[i]!, { binary: true, fin: false });
+    this.#socket.send(
+      parts[last]!,
+      { binary: true, fin: true },
+      this.#gate.congested ? this.#onFlushed : undefined,
+    );
   }
 
   readonly #onFlushed = (): void => this.#gate.flushed(this.#socket.bufferedAmount);
@@ -243,6 +325,15 @@ export class WebSocketTransport implements ConnectionTransport {
     return encodeOutbound(message, encode, { logger: this.#logger, connection: this.label });
   }
 
+  /** The message as zero-copy parts, when the codec has them for it (else undefined: `#encode`). */
+  #encodeParts(message: RpcMessage): Uint8Array[] | undefined {
+    try {
+      return this.#codecs.msgpack.encodeParts(message);
+    } catch {
+      return undefined; // `#encode` reports it (and drops the notification)
+    }
+  }
+
   #ping(): void {
     if (this.#socket.readyState !== this.#socket.OPEN) return;
     // While we stopped reading, the peer's pongs sit unread: that is our backlog, not a dead peer.
@@ -259,4 +350,10 @@ export class WebSocketTransport implements ConnectionTransport {
     this.#missedPings++;
     this.#socket.ping();
   }
+}
+
+function byteLengthOf(parts: readonly Uint8Array[]): number {
+  let total = 0;
+  for (const part of parts) total += part.byteLength;
+  return total;
 }

@@ -205,8 +205,7 @@ describe('raw transcripts: execd vs the original exec-server', () => {
   });
 });
 
-/** `environment/info` members: execd sends fewer (all optional in the schema). */
-const EXECD_INFO_KEYS = ['capabilities', 'cwd', 'shell', 'tempDir', 'temporaryDirectories'];
+/** `environment/info` members: execd sends the original's and its own `resourceLimits`. */
 const ORIGINAL_INFO_KEYS = [
   'capabilities',
   'cwd',
@@ -219,117 +218,34 @@ const ORIGINAL_INFO_KEYS = [
   'temporaryDirectories',
   'userHomeDir',
 ];
+const EXECD_INFO_KEYS = [...ORIGINAL_INFO_KEYS.slice(0, 6), 'resourceLimits', ...ORIGINAL_INFO_KEYS.slice(6)];
 
 function infoKeys(scenario: string, path: string): Difference {
   return { scenario, path, execd: EXECD_INFO_KEYS, original: ORIGINAL_INFO_KEYS };
+}
+
+/** A capability flag of `environment/info` that differs (execd's honest `false`, or its own flags). */
+function capability(name: string, execd: boolean, original: boolean | undefined): Difference {
+  return { scenario: 'handshake', path: `/7/reply/result/capabilities/${name}`, execd, original };
 }
 
 /** Observed against Codex CLI 0.169.0; each is listed for docs/protocol.md. */
 const KNOWN_DIFFERENCES: Difference[] = [
   infoKeys('handshake', '/2/reply/result/environmentInfoKeys'),
   infoKeys('handshake', '/7/reply/result/keys'),
-  {
-    scenario: 'handshake',
-    path: '/7/reply/result/capabilities/capabilityDiscoverySandbox',
-    execd: false,
-    original: true,
-  },
-  {
-    scenario: 'handshake',
-    path: '/7/reply/result/capabilities/environmentConfigRead',
-    execd: false,
-    original: true,
-  },
-  {
-    scenario: 'handshake',
-    path: '/7/reply/result/capabilities/httpHeaderEnvVars',
-    execd: false,
-    original: true,
-  },
-  {
-    scenario: 'handshake',
-    path: '/7/reply/result/capabilities/networkProxyLaunch',
-    execd: false,
-    original: true,
-  },
-  {
-    scenario: 'handshake',
-    path: '/7/reply/result/capabilities/processList',
-    execd: true,
-    original: undefined,
-  },
-  {
-    scenario: 'handshake',
-    path: '/7/reply/result/capabilities/processResize',
-    execd: true,
-    original: undefined,
-  },
-  {
-    scenario: 'handshake',
-    path: '/7/reply/result/capabilities/retentionGapReporting',
-    execd: true,
-    original: undefined,
-  },
-  {
-    scenario: 'handshake',
-    path: '/7/reply/result/capabilities/sandboxedFileStreaming',
-    execd: false,
-    original: true,
-  },
-  {
-    scenario: 'handshake',
-    path: '/7/reply/result/capabilities/capabilityDiscoveryV2',
-    execd: undefined,
-    original: true,
-  },
-  {
-    scenario: 'handshake',
-    path: '/7/reply/result/capabilities/credentialMasking',
-    execd: undefined,
-    original: true,
-  },
-  {
-    scenario: 'handshake',
-    path: '/7/reply/result/capabilities/credentialMaskingCustomProviders',
-    execd: undefined,
-    original: true,
-  },
-  {
-    scenario: 'handshake',
-    path: '/7/reply/result/capabilities/fileWriteStreaming',
-    execd: undefined,
-    original: true,
-  },
-  {
-    scenario: 'handshake',
-    path: '/7/reply/result/capabilities/fsWatchMissing',
-    execd: undefined,
-    original: true,
-  },
-  {
-    scenario: 'handshake',
-    path: '/7/reply/result/capabilities/linuxApprovedRootWritePreservesRestrictions',
-    execd: undefined,
-    original: true,
-  },
-  {
-    scenario: 'handshake',
-    path: '/7/reply/result/capabilities/linuxRootWritePreservesDevices',
-    execd: undefined,
-    original: true,
-  },
-  {
-    scenario: 'handshake',
-    path: '/7/reply/result/capabilities/networkProxyReviewDomains',
-    execd: undefined,
-    original: true,
-  },
-  {
-    scenario: 'handshake',
-    path: '/7/reply/result/capabilities/windowsMxc',
-    execd: undefined,
-    original: false,
-  },
+  // Features execd does not have (yet): reported false, as the flags are promises to the client.
+  capability('capabilityDiscoverySandbox', false, true),
+  capability('capabilityDiscoveryV2', false, true),
+  capability('credentialMasking', false, true),
+  capability('credentialMaskingCustomProviders', false, true),
+  capability('linuxApprovedRootWritePreservesRestrictions', false, true),
+  capability('linuxRootWritePreservesDevices', false, true),
+  capability('networkProxyReviewDomains', false, true),
+  // execd's own methods and behaviours.
+  capability('processList', true, undefined),
+  capability('processResize', true, undefined),
+  capability('retentionGapReporting', true, undefined),
+  capability('waitingForInput', true, undefined),
   {
     scenario: 'initialized before initialize closes the connection',
     path: '/0/value/code',

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, test, vi } from 'vitest';
 import { LocalProcessTable } from '../../src/local/index.ts';
 import { ConnectionHandler } from '../../src/server/connection-handler.ts';
 import { SessionRegistry } from '../../src/server/session-registry.ts';
-import type { ProcessNotification, ProcessTable } from '../../src/types.ts';
+import type { ConnectionNotification, ProcessNotification, ProcessTable } from '../../src/types.ts';
 import { FakeProcessTable } from '../helpers/fake-process-table.ts';
 
 const INFO: EnvironmentInfo = {
@@ -33,7 +33,7 @@ function setup(options: { ttlMs?: number; real?: boolean } = {}) {
   });
   registries.push(registry);
   const connect = () => {
-    const notifications: ProcessNotification[] = [];
+    const notifications: (ProcessNotification | ConnectionNotification)[] = [];
     const handler = new ConnectionHandler({
       registry,
       environmentInfo: () => INFO,
@@ -144,10 +144,11 @@ describe('handshake', () => {
     const { connect } = setup();
     const { handler } = connect();
     await expectRpc(
-      handler.handleRequest('fs/readFile', {}),
+      handler.handleRequest('fs/unwatchMissing', {}),
       'methodNotFound',
-      'exec-server stub does not implement `fs/readFile` yet',
+      'exec-server stub does not implement `fs/unwatchMissing` yet',
     );
+    await expectRpc(handler.handleRequest('fs/missingChanged', { watchId: 1 }), 'methodNotFound');
     await expectRpc(handler.handleRequest('process/output', {}), 'methodNotFound');
     await expectRpc(handler.handleRequest('initialized', {}), 'methodNotFound');
     await expectRpc(handler.handleRequest('toString', {}), 'methodNotFound');

@@ -203,7 +203,8 @@ test('terminate kills a held-back child; its output and closed follow once the c
   const terminate = client.request('process/terminate', { processId: 'endless' });
   // Killed and reaped while the client still reads nothing.
   await tracker.expectNoSurvivors();
-  expect(table.outputPaused).toBe(true);
+  // (Whether the table still counts as held back here depends on how much the kernel's socket
+  // buffers took meanwhile: the child is gone either way, so it is not asserted.)
 
   client.resume();
   expect((await client.response(terminate)).result).toEqual({ running: true });

@@ -250,10 +250,10 @@ describe('protocol violations close the connection', () => {
   test('unknown methods are -32601 with the original text and the connection stays open', async () => {
     await using server = await startTestServer({ fake: true });
     const client = await connect(server.url);
-    const id = client.request('fs/readFile', { path: 'file:///etc/passwd' });
+    const id = client.request('fs/unwatchMissing', { watchId: 1 });
     expect(await client.errorOf(id)).toEqual({
       code: -32601,
-      message: 'exec-server stub does not implement `fs/readFile` yet',
+      message: 'exec-server stub does not implement `fs/unwatchMissing` yet',
     });
     expect((await client.initialize()).sessionId).toMatch(UUID_V4);
   });

@@ -1,0 +1,140 @@
+// The execd `process/outputBatch` extension: a msgpack client that asks for it in `initialize`
+// gets output that piled up within one turn as one frame per process, with every chunk's own seq;
+// everyone else (JSON clients even when they ask, msgpack clients that do not) sees exactly the
+// original's one chunk per `process/output`. Either way every byte arrives, in seq order.
+import { createHash } from 'node:crypto';
+import { pathToFileUri } from '@execd/protocol';
+import { ProcessTracker, waitFor } from '@execd/test-kit';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { MAX_OUTPUT_BATCH_BYTES } from '../../src/server/outbound-batch.ts';
+import { RawWsClient } from '../helpers/raw-ws-client.ts';
+import { startTestServer, type TestServer } from '../helpers/test-server.ts';
+
+const CWD = pathToFileUri(process.cwd());
+const BYTES = 4 * 1024 * 1024;
+const tracker = new ProcessTracker();
+
+/** Writes `argv[1]` random bytes to stdout as fast as the pipe takes them, then their sha256 to stderr. */
+const EMIT_RANDOM = `
+const crypto = require('node:crypto');
+const hash = crypto.createHash('sha256');
+let left = Number(process.argv[1]);
+const write = () => {
+  while (left > 0) {
+    const piece = crypto.randomBytes(Math.min(262144, left));
+    left -= piece.length;
+    hash.update(piece);
+    if (!process.stdout.write(piece)) return void process.stdout.once('drain', write);
+  }
+  process.stderr.write('sha256:' + hash.digest('hex') + '\\n');
+};
+write();
+`;
+
+interface Chunk {
+  readonly seq: number;
+  readonly stream: string;
+  readonly chunk: Uint8Array;
+}
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+  await tracker.expectNoSurvivors();
+});
+
+/** Connects, initializes (asking for batches or not), runs the emitter and collects its events. */
+async function run(codec: 'json' | 'msgpack', askForBatches: boolean) {
+  await using client = await RawWsClient.connect(server.url, { codec });
+  await client.call('initialize', {
+    clientName: 'batch-test',
+    ...(askForBatches ? { outputBatches: true } : {}),
+  });
+  client.notify('initialized', {});
+  const processId = `emit-${codec}-${askForBatches}`;
+  await client.call('process/start', {
+    processId,
+    argv: [process.execPath, '-e', EMIT_RANDOM, String(BYTES)],
+    cwd: CWD,
+    env: {},
+    tty: false,
+  });
+  const list = await client.call<{ processes: { pid?: number }[] }>('process/list', {});
+  for (const entry of list.processes) if (entry.pid !== undefined) tracker.add(entry.pid);
+  await waitFor(() => client.notifications('process/closed').length > 0, {
+    what: 'process/closed',
+    timeoutMs: 60_000,
+  });
+  const events: { method: string; params: Record<string, unknown> }[] = client
+    .notifications()
+    .map((m) => ({ method: m.method as string, params: m.params as Record<string, unknown> }));
+  return { events };
+}
+
+/** The chunks of every output notification, in arrival order, and how many batch frames carried them. */
+function flatten(events: { method: string; params: Record<string, unknown> }[]) {
+  const chunks: Chunk[] = [];
+  const order: number[] = [];
+  let batches = 0;
+  for (const { method, params } of events) {
+    if (method === 'process/output') chunks.push(params as unknown as Chunk);
+    else if (method === 'process/outputBatch') {
+      batches += 1;
+      const carried = params.chunks as Chunk[];
+      expect(carried.length).toBeGreaterThan(1);
+      expect(carried.reduce((sum, c) => sum + toBytes(c.chunk).byteLength, 0)).toBeLessThanOrEqual(
+        MAX_OUTPUT_BATCH_BYTES + 8192,
+      );
+      chunks.push(...carried);
+    }
+    if (typeof params.seq === 'number') order.push(params.seq);
+    else if (method === 'process/outputBatch') for (const c of params.chunks as Chunk[]) order.push(c.seq);
+  }
+  return { chunks, order, batches };
+}
+
+function toBytes(value: unknown): Uint8Array {
+  return typeof value === 'string' ? Buffer.from(value, 'base64') : (value as Uint8Array);
+}
+
+function check(events: { method: string; params: Record<string, unknown> }[]) {
+  const { chunks, order, batches } = flatten(events);
+  // One seq counter for output, exit and close: 1, 2, 3, ... in arrival order, none missing.
+  expect(order).toEqual(order.map((_, i) => i + 1));
+  const hash = createHash('sha256');
+  let stdout = 0;
+  let stderr = '';
+  for (const c of chunks) {
+    const bytes = toBytes(c.chunk);
+    expect(bytes.byteLength).toBeGreaterThan(0);
+    expect(bytes.byteLength).toBeLessThanOrEqual(8192);
+    if (c.stream === 'stdout') {
+      hash.update(bytes);
+      stdout += bytes.byteLength;
+    } else stderr += Buffer.from(bytes).toString();
+  }
+  expect(stdout).toBe(BYTES);
+  expect(stderr).toContain(`sha256:${hash.digest('hex')}`);
+  expect(events.at(-1)?.method).toBe('process/closed');
+  return batches;
+}
+
+describe('process/outputBatch (execd extension, msgpack only, on request)', () => {
+  test('a msgpack client that asks gets batches, and every byte in seq order', async () => {
+    const { events } = await run('msgpack', true);
+    expect(check(events)).toBeGreaterThan(0);
+  });
+
+  test('a msgpack client that does not ask gets one chunk per process/output', async () => {
+    const { events } = await run('msgpack', false);
+    expect(check(events)).toBe(0);
+  });
+
+  test('a JSON client gets one chunk per process/output even when it asks', async () => {
+    const { events } = await run('json', true);
+    expect(check(events)).toBe(0);
+  });
+});
