@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   abortedBy,
   type ClientRequestMethod,
+  decodeParams,
   decodeResult,
   Emitter,
   type EnvironmentInfo,
@@ -10,7 +11,9 @@ import {
   type ExecParams,
   type InitializeResponse,
   type Logger,
+  type ParamsInputOf,
   type ProcessListResponse,
+  type ResultOf,
   TransportClosedError,
   untilAborted,
 } from '@execd/protocol';
@@ -45,6 +48,8 @@ export class ExecServerClient implements AsyncDisposable {
   readonly #orphans = new Set<string>();
   readonly #closed = new AbortController();
   readonly #stateChanges: Emitter<ClientState>;
+  /** `fs/missingChanged` watch ids, for RemoteFileSystem. */
+  readonly #missingChanged: Emitter<number>;
   readonly #link: ProcessLink;
   #conn: RpcConnection | undefined;
   #sessionId = '';
@@ -58,6 +63,7 @@ export class ExecServerClient implements AsyncDisposable {
     this.#options = options;
     this.#logger = options.logger;
     this.#stateChanges = new Emitter(options.logger);
+    this.#missingChanged = new Emitter(options.logger);
     this.#router = new ProcessRouter({
       logger: options.logger,
       gapFillDelayMs: options.gapFillDelayMs,
@@ -72,6 +78,7 @@ export class ExecServerClient implements AsyncDisposable {
     this.#link = {
       call: (method, params, callOptions) => this.#call(method, params, callOptions),
       closedSignal: this.#closed.signal,
+      reportsWaitingForInput: () => this.#initialize?.environmentInfo?.capabilities.waitingForInput === true,
     };
   }
 
@@ -163,6 +170,23 @@ export class ExecServerClient implements AsyncDisposable {
     );
   }
 
+  /**
+   * Sends one request and validates its result (the building block of `RemoteFileSystem`). With
+   * `retry` it is sent again after a resumed session: only for requests that may run twice.
+   */
+  async request<M extends ClientRequestMethod>(
+    method: M,
+    params: ParamsInputOf<M>,
+    options: CallOptions = { retry: false },
+  ): Promise<ResultOf<M>> {
+    return decodeResult(method, await this.#call(method, params, options));
+  }
+
+  /** Calls `listener` with the watch id of each `fs/missingChanged`; dispose the result to stop. */
+  onMissingChanged(listener: (watchId: number) => void): Disposable {
+    return this.#missingChanged.event(listener);
+  }
+
   /** `process/list` (execd servers only; -32601 elsewhere). */
   async listProcesses(): Promise<ProcessListResponse> {
     return decodeResult('process/list', await this.#call('process/list', {}, { retry: true }));
@@ -228,7 +252,15 @@ export class ExecServerClient implements AsyncDisposable {
     try {
       const raw = await conn.request(
         'initialize',
-        { clientName: this.#options.clientName, resumeSessionId },
+        // `waitingForInput`: opt in to the execd extension (an original server ignores it).
+        {
+          clientName: this.#options.clientName,
+          resumeSessionId,
+          waitingForInput: true,
+          // `outputBatches`: several output chunks per frame (execd extension), on msgpack only:
+          // an original server speaks JSON only, and the JSON wire keeps one chunk per notification.
+          ...(this.#options.codec === 'msgpack' ? { outputBatches: true } : {}),
+        },
         { timeoutMs: timeouts.initializeTimeoutMs },
       );
       const response = decodeResult('initialize', raw);
@@ -292,6 +324,18 @@ export class ExecServerClient implements AsyncDisposable {
       this.#network.accept(params);
       return;
     }
+    if (method === 'process/waitingForInput') {
+      this.#onWaitingForInput(params);
+      return;
+    }
+    if (method === 'fs/missingChanged') {
+      try {
+        this.#missingChanged.fire(decodeParams(method, params).watchId);
+      } catch (error) {
+        this.#logger.warn('invalid notification from the exec-server', { method, error });
+      }
+      return;
+    }
     let routed: ReturnType<typeof notificationEvent>;
     try {
       routed = notificationEvent(method, params);
@@ -304,7 +348,21 @@ export class ExecServerClient implements AsyncDisposable {
       this.#logger.debug('ignored notification', { method });
       return;
     }
-    this.#router.accept(routed);
+    if (Array.isArray(routed)) for (const one of routed) this.#router.accept(one);
+    else this.#router.accept(routed);
+  }
+
+  /** An execd server's `process/waitingForInput` (unsequenced, best effort like every notification). */
+  #onWaitingForInput(params: unknown): void {
+    try {
+      const { processId, seq } = decodeParams('process/waitingForInput', params);
+      this.#router.lookup(processId)?.waitingForInput.fire(seq);
+    } catch (error) {
+      this.#logger.warn('invalid notification from the exec-server', {
+        method: 'process/waitingForInput',
+        error,
+      });
+    }
   }
 
   #onTransportLost(conn: RpcConnection | undefined, reason: string): void {

@@ -32,4 +32,5 @@ export {
   toWireDecision,
 } from './network-policy.ts';
 export { RemoteBackend, type RemoteBackendOptions } from './remote-backend.ts';
+export { RemoteFileSystem } from './remote-file-system.ts';
 export { type CallOptions, RemoteProcess } from './remote-process.ts';

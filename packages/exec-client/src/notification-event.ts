@@ -8,11 +8,19 @@ export interface RoutedEvent {
 }
 
 /**
- * Decodes a `process/output|exited|closed` notification into the event it announces; undefined
- * for any other method. Throws an RpcError (`invalidParams`) for params that do not validate.
+ * Decodes a `process/output|exited|closed` notification into the event it announces, and an
+ * execd `process/outputBatch` into its output events (oldest first); undefined for any other
+ * method. Throws an RpcError (`invalidParams`) for params that do not validate.
  */
-export function notificationEvent(method: string, params: unknown): RoutedEvent | undefined {
+export function notificationEvent(method: string, params: unknown): RoutedEvent | RoutedEvent[] | undefined {
   switch (method) {
+    case 'process/outputBatch': {
+      const p = decodeParams('process/outputBatch', params);
+      return p.chunks.map(({ seq, stream, chunk }) => ({
+        processId: p.processId,
+        event: { type: 'output', seq, stream, chunk },
+      }));
+    }
     case 'process/output': {
       const p = decodeParams('process/output', params);
       return {

@@ -1,4 +1,4 @@
-import { ChangeSignal, type ReadResponse } from '@execd/protocol';
+import { ChangeSignal, Emitter, type ReadResponse } from '@execd/protocol';
 import { EventLog, type SequencedEvent } from '@execd/protocol/contract';
 import {
   CLIENT_EVENT_LOG_MAX_BYTES,
@@ -48,6 +48,8 @@ export class ProcessSession {
   readonly changed: ChangeSignal = new ChangeSignal();
   /** The process's managed-network side (decider, reported denials); not part of the ordering. */
   readonly network: RemoteProcessNetwork = new RemoteProcessNetwork();
+  /** `process/waitingForInput` reports (seq of the last event before the wait); unsequenced. */
+  readonly waitingForInput: Emitter<number> = new Emitter<number>();
   readonly #limits: ProcessSessionLimits;
   readonly #pending = new Map<number, SequencedEvent>();
   /** Gaps in the published stream: seq of the first event after each lost range. */

@@ -45,6 +45,8 @@ export interface ProcessLink {
   call(method: ClientRequestMethod, params: unknown, options: CallOptions): Promise<unknown>;
   /** Aborted when the client is closed. */
   readonly closedSignal: AbortSignal;
+  /** True when the server said (at `initialize`) that it reports `process/waitingForInput`. */
+  readonly reportsWaitingForInput: () => boolean;
 }
 
 function isTransportClosed(error: unknown): boolean {
@@ -90,6 +92,15 @@ export class RemoteProcess implements ExecProcess {
    */
   networkDenials(): readonly NetworkDenial[] {
     return this.#session.network.denials();
+  }
+
+  /**
+   * Follows the server's `process/waitingForInput` reports (execd servers on Linux): the listener
+   * gets the seq of the last event before each wait. Undefined when the server cannot report it.
+   */
+  onWaitingForInput(listener: (afterSeq: number) => void): Disposable | undefined {
+    if (!this.#link.reportsWaitingForInput()) return undefined;
+    return this.#session.waitingForInput.event(listener);
   }
 
   /** `process/read`; after a failed recovery, the synthesized failure response. */

@@ -52,7 +52,16 @@ describe('handshake and request ids', () => {
       expect(await client.environmentStatus()).toEqual({ status: 'ready' });
       const peer = server.peers[0]!;
       expect(peer.received).toEqual([
-        { id: 1, method: 'initialize', params: { clientName: 'wire-test' } },
+        {
+          id: 1,
+          method: 'initialize',
+          // execd's opt-ins (an original server ignores them); batches only on msgpack.
+          params: {
+            clientName: 'wire-test',
+            waitingForInput: true,
+            ...(codec === 'msgpack' ? { outputBatches: true } : {}),
+          },
+        },
         { method: 'initialized', params: {} },
         { id: 2, method: 'environment/status', params: {} },
       ]);
@@ -191,7 +200,7 @@ describe('recovery on the wire', () => {
       { processId: 'p', chunk: b64('once\n'), writeId: '1' },
     ]);
     expect(second!.received.map((m) => [m.method, m.params])).toEqual([
-      ['initialize', { clientName: 'execd-client', resumeSessionId: 's-1' }],
+      ['initialize', { clientName: 'execd-client', resumeSessionId: 's-1', waitingForInput: true }],
       ['initialized', {}],
       ['process/read', { processId: 'p', afterSeq: 0, waitMs: 0 }],
       ['process/write', { processId: 'p', chunk: b64('once\n'), writeId: '1' }],
