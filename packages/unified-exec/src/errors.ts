@@ -53,6 +53,8 @@ export class UnifiedExecError extends ExecError {
   readonly processId: number | undefined;
   /** For `sandboxDenied`: what the refused command printed and its exit code. */
   readonly deniedOutput: SandboxDeniedOutput | undefined;
+  /** True for a `createProcess` refused by the exec policy before anything was asked or run. */
+  readonly rejectedByPolicy: boolean;
 
   private constructor(
     kind: UnifiedExecErrorKind,
@@ -61,6 +63,7 @@ export class UnifiedExecError extends ExecError {
       detail?: string;
       processId?: number;
       deniedOutput?: SandboxDeniedOutput;
+      rejectedByPolicy?: boolean;
       cause?: unknown;
     } = {},
   ) {
@@ -69,6 +72,7 @@ export class UnifiedExecError extends ExecError {
     this.detail = fields.detail;
     this.processId = fields.processId;
     this.deniedOutput = fields.deniedOutput;
+    this.rejectedByPolicy = fields.rejectedByPolicy ?? false;
   }
 
   /** Spawning (or approving, or starting on an exec-server) failed; no process exists. */
@@ -76,6 +80,18 @@ export class UnifiedExecError extends ExecError {
     return new UnifiedExecError('createProcess', `Failed to create unified exec process: ${detail}`, {
       detail,
       cause,
+    });
+  }
+
+  /**
+   * The exec policy forbids the command (a `forbidden` rule, a dangerous command under `never`,
+   * or a prompt that `never` cannot ask): `Rejected(<reason>)`, nothing started.
+   */
+  static policyRejected(reason: string): UnifiedExecError {
+    const detail = `Rejected(${rustDebugString(reason)})`;
+    return new UnifiedExecError('createProcess', `Failed to create unified exec process: ${detail}`, {
+      detail,
+      rejectedByPolicy: true,
     });
   }
 

@@ -1,6 +1,17 @@
 // @execd/unified-exec: the agent-facing exec_command / write_stdin tools.
 // This entry exports the pure core (output formatting, truncation, tool specs, argument parsing).
 
+export { type ApplyPatchInvocation, parseApplyPatchInvocation } from './apply-patch/invocation.ts';
+export { LocalPatchFileSystem, type LocalWriteScope } from './apply-patch/local-patch-fs.ts';
+export {
+  type Hunk,
+  type ParsedPatch,
+  PatchParseError,
+  parsePatch,
+  type UpdateFileChunk,
+} from './apply-patch/parser.ts';
+export { type PatchFileMetadata, type PatchFileSystem, PatchFsError } from './apply-patch/patch-fs.ts';
+export { seekSequence } from './apply-patch/seek-sequence.ts';
 export {
   CHUNK_ID_LENGTH,
   DEFAULT_EXEC_YIELD_TIME_MS,
@@ -47,12 +58,41 @@ export {
   UnifiedExecError,
   type UnifiedExecErrorKind,
 } from './errors.ts';
+export {
+  type ExecApprovalQuery,
+  type ExecApprovalRequirement,
+  ExecPolicyManager,
+  type ExecPolicyManagerOptions,
+  FORCED_RM_REJECTION,
+  PROMPT_CONFLICT_REASON,
+} from './exec-policy/exec-policy-manager.ts';
+export {
+  type Decision,
+  type Evaluation,
+  ExecPolicy,
+  type PatternToken,
+  type PrefixRule,
+  type RuleMatch,
+} from './exec-policy/policy.ts';
+export {
+  allowPrefixRuleLine,
+  appendAllowPrefixRule,
+  DEFAULT_RULES_FILE,
+  defaultRulesPath,
+  type LoadedRules,
+  loadRules,
+  RULES_DIR_NAME,
+} from './exec-policy/rules-file.ts';
+export { RulesParser, RulesSyntaxError } from './exec-policy/rules-parser.ts';
+export type { ApplyPatchHandlerOptions } from './handlers/apply-patch-handler.ts';
 export type {
   ExecCommandHandlerOptions,
   ToolCallOptions,
 } from './handlers/exec-command-handler.ts';
 export { errorResult, successResult, type ToolCallResult } from './handlers/tool-call-result.ts';
+export type { PostToolUsePayload, PreToolUsePayload, ToolHooks } from './handlers/tool-hooks.ts';
 export {
+  abortedCallText,
   type UnifiedExecToolName,
   UnifiedExecTools,
   type UnifiedExecToolsOptions,
@@ -86,6 +126,7 @@ export {
   REJECTED_BY_USER,
   SANDBOX_RETRY_REASON,
 } from './orchestrator/approval.ts';
+export type { PermissionGrant } from './orchestrator/permission-grants.ts';
 export {
   type OrchestratorRequest,
   type SandboxAttempt,
@@ -108,6 +149,23 @@ export {
 } from './output/exec-output.ts';
 export { formatOutputOmissionMarker, HeadTailBuffer } from './output/head-tail-buffer.ts';
 export {
+  type OutputPresentation,
+  type PresentedOutput,
+  presentOutputBytes,
+} from './output/present-output.ts';
+export {
+  type MaskResult,
+  MIN_SECRET_VALUE_LENGTH,
+  SecretMasker,
+  type SecretMaskerOptions,
+} from './output/secret-mask.ts';
+export {
+  hasRedrawSequences,
+  RENDER_MAX_LINES,
+  renderTerminalText,
+  type TerminalSize,
+} from './output/terminal-render.ts';
+export {
   APPROX_BYTES_PER_TOKEN,
   approxBytesForTokens,
   approxTokenCount,
@@ -126,6 +184,12 @@ export { countLines, decodeUtf8Lossy, encodeUtf8, utf8ByteLength } from './outpu
 export { Utf8DeltaSplitter } from './output/utf8-stream.ts';
 export { UnifiedExecProcess, type UnifiedExecProcessOptions } from './process/unified-exec-process.ts';
 export { buildCommandEnv, type CommandEnv, type CommandEnvOptions } from './runtime/command-env.ts';
+export {
+  APPLY_PATCH_LARK_GRAMMAR,
+  applyPatchFreeformToolSpec,
+  applyPatchToolSpec,
+  type FreeformToolSpec,
+} from './tools/apply-patch-spec.ts';
 export {
   type AdditionalPermissions,
   type ArgsParseResult,

@@ -3,6 +3,7 @@ import { Environment } from '../environment/environment.ts';
 import { UnifiedExecTools } from '../handlers/unified-exec-tools.ts';
 import { UnifiedExecProcessManager } from '../manager/process-manager.ts';
 import type { Approver } from '../orchestrator/approval.ts';
+import { SecretMasker } from '../output/secret-mask.ts';
 import type { CliOptions } from './cli-args.ts';
 import { stderrLogger } from './stderr-logger.ts';
 
@@ -32,7 +33,13 @@ export async function openCliSession(options: CliOptions, approver: Approver): P
           permissionProfile: options.sandbox,
           logger,
         });
-  const manager = new UnifiedExecProcessManager({ approvalPolicy: options.approval, approver, logger });
+  const manager = new UnifiedExecProcessManager({
+    approvalPolicy: options.approval,
+    approver,
+    logger,
+    // execd additions, on for people and MCP clients: redraws rendered, secrets masked.
+    presentation: { renderTerminal: true, secrets: new SecretMasker() },
+  });
   const tools = new UnifiedExecTools({ manager, environments: environment });
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -1,7 +1,12 @@
-import { type ExecServerClient, type ExecServerClientOptions, RemoteBackend } from '@execd/exec-client';
-import { LocalBackend, type LocalBackendOptions } from '@execd/exec-server';
+import {
+  type ExecServerClient,
+  type ExecServerClientOptions,
+  RemoteBackend,
+  RemoteFileSystem,
+} from '@execd/exec-client';
+import { LocalBackend, type LocalBackendOptions, LocalFileSystem } from '@execd/exec-server';
 import type { EnvironmentInfo, EnvironmentStatus, Logger } from '@execd/protocol';
-import type { ExecBackend } from '@execd/protocol/contract';
+import type { ExecBackend, ExecFileSystem } from '@execd/protocol/contract';
 import { type CommandLimits, SandboxRootPins } from '@execd/sandboxing';
 import {
   type EnvironmentSettings,
@@ -9,6 +14,7 @@ import {
   localSettings,
   remoteSettings,
 } from './environment-settings.ts';
+import { unavailableFileSystem } from './unavailable-file-system.ts';
 
 /** The id of this machine's environment unless another is given. */
 export const LOCAL_ENVIRONMENT_ID = 'local';
@@ -54,6 +60,7 @@ interface EnvironmentParts {
   readonly info?: EnvironmentInfo | undefined;
   readonly rootPins?: SandboxRootPins | undefined;
   readonly commandLimits?: CommandLimits | false | undefined;
+  readonly fs?: ExecFileSystem | undefined;
 }
 
 /**
@@ -80,6 +87,11 @@ export class Environment implements AsyncDisposable {
   readonly rootPins: SandboxRootPins | undefined;
   /** Local only: the resource limits of sandboxed commands (undefined: the defaults). */
   readonly commandLimits: CommandLimits | false | undefined;
+  /**
+   * The executor's filesystem (what `apply_patch`, AGENTS.md discovery and `view_image` use):
+   * this host's for a local environment, the exec-server's `fs/*` methods for a remote one.
+   */
+  readonly fs: ExecFileSystem;
   #info: Promise<EnvironmentInfo> | undefined;
   #closing: Promise<void> | undefined;
 
@@ -90,6 +102,13 @@ export class Environment implements AsyncDisposable {
     this.settings = parts.settings;
     this.rootPins = parts.rootPins;
     this.commandLimits = parts.commandLimits;
+    this.fs =
+      parts.fs ??
+      (parts.backend instanceof RemoteBackend
+        ? new RemoteFileSystem(parts.backend.client)
+        : parts.isRemote
+          ? unavailableFileSystem()
+          : new LocalFileSystem());
     if (parts.info !== undefined) this.#info = Promise.resolve(parts.info);
   }
 

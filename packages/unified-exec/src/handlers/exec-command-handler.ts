@@ -9,9 +9,12 @@ import type { TruncationPolicy } from '../output/truncation.ts';
 import { approxTokenCount } from '../output/truncation.ts';
 import { encodeUtf8 } from '../output/utf8.ts';
 import { parseExecCommandArgs } from '../tools/exec-command-args.ts';
+import { effectiveSandboxPermissions } from '../tools/exec-command-policy.ts';
 import { rustDebugString } from '../tools/rust-format.ts';
 import { Shell } from '../tools/shell.ts';
+import { type ApplyPatchHandlerOptions, interceptApplyPatch } from './apply-patch-handler.ts';
 import { errorResult, successResult, type ToolCallResult } from './tool-call-result.ts';
+import { postToolUsePayload, runHook, type ToolHooks } from './tool-hooks.ts';
 
 /** What the exec_command handler needs. */
 export interface ExecCommandHandlerOptions {
@@ -22,12 +25,21 @@ export interface ExecCommandHandlerOptions {
   readonly execPermissionApprovals?: boolean | undefined;
   /** The turn's truncation policy (default 10,000 tokens). */
   readonly turnPolicy?: TruncationPolicy | undefined;
+  /** Pre- and post-tool-use callbacks. */
+  readonly hooks?: ToolHooks | undefined;
+  /** Intercept apply_patch command lines (`apply_patch <<'EOF' …`) and apply them instead. */
+  readonly applyPatch?: ApplyPatchHandlerOptions | undefined;
 }
 
 /** Per-call options. */
 export interface ToolCallOptions {
   /** The tool call id (default: a fresh UUID). */
   readonly callId?: string | undefined;
+  /**
+   * Cancels the call (the turn was interrupted): it resolves promptly with the original's
+   * `aborted by user after Ns` text; a command already running stays stored.
+   */
+  readonly cancelSignal?: AbortSignal | undefined;
 }
 
 // The environment a call names, read leniently before the real parse (which reports errors).
@@ -93,7 +105,24 @@ export async function handleExecCommand(
     parsedArgs.login ?? environment.settings.allowLoginShell,
   );
   const callId = options.callId ?? randomUUID();
+  await runHook(handler.hooks?.preToolUse, {
+    tool_name: 'Bash',
+    tool_use_id: callId,
+    tool_input: { command: parsedArgs.cmd },
+  });
   const processId = manager.allocateProcessId();
+  if (handler.applyPatch !== undefined) {
+    // As the original: the id is reserved first and released when the call was a patch.
+    const request = { command, cwd, environment, callId, processId };
+    const intercepted = await interceptApplyPatch(handler.applyPatch, request).catch((error: unknown) => {
+      manager.releaseProcessId(processId);
+      throw error;
+    });
+    if (intercepted !== undefined) {
+      manager.releaseProcessId(processId);
+      return intercepted;
+    }
+  }
   try {
     const output = await manager.execCommand({
       callId,
@@ -106,33 +135,41 @@ export async function handleExecCommand(
       tty: parsedArgs.tty,
       yieldTimeMs: parsedArgs.yield_time_ms,
       maxOutputTokens: parsedArgs.max_output_tokens,
-      sandboxPermissions: parsedArgs.sandbox_permissions,
+      sandboxPermissions: effectiveSandboxPermissions(parsedArgs),
       justification: parsedArgs.justification,
+      prefixRule: parsedArgs.prefix_rule,
+      additionalPermissions: parsedArgs.additional_permissions,
+      cancelSignal: options.cancelSignal,
     });
+    await runHook(handler.hooks?.postToolUse, postToolUsePayload(output, handler.turnPolicy));
     return successResult(output, handler.turnPolicy);
   } catch (error) {
     if (UnifiedExecError.isUnifiedExecError(error) && error.kind === 'sandboxDenied' && error.deniedOutput) {
       // A refused command is terminal, not an error: its output and exit code, no session.
       const { text, exitCode } = error.deniedOutput;
-      return successResult(
-        {
-          callId,
-          chunkId: generateChunkId(),
-          wallTimeSeconds: 0,
-          rawOutput: encodeUtf8(text),
-          omittedBytes: 0,
-          originalTokenCount: approxTokenCount(text),
-          processId: undefined,
-          exitCode,
-          maxOutputTokens: parsedArgs.max_output_tokens,
-          command,
-        },
-        handler.turnPolicy,
-      );
+      const denied = {
+        callId,
+        chunkId: generateChunkId(),
+        wallTimeSeconds: 0,
+        rawOutput: encodeUtf8(text),
+        omittedBytes: 0,
+        originalTokenCount: approxTokenCount(text),
+        processId: undefined,
+        exitCode,
+        maxOutputTokens: parsedArgs.max_output_tokens,
+        command,
+        hookCommand: parsedArgs.cmd,
+      };
+      await runHook(handler.hooks?.postToolUse, postToolUsePayload(denied, handler.turnPolicy));
+      return successResult(denied, handler.turnPolicy);
     }
     const debug = UnifiedExecError.isUnifiedExecError(error)
       ? error.debugText
       : `CreateProcess { message: ${rustDebugString(error instanceof Error ? error.message : String(error))} }`;
+    // Codex 0.169.0 refuses a command its exec policy forbids without naming it again.
+    if (UnifiedExecError.isUnifiedExecError(error) && error.rejectedByPolicy) {
+      return errorResult(`exec_command failed: ${debug}`);
+    }
     return errorResult(`exec_command failed for \`${shlexJoin(command)}\`: ${debug}`);
   }
 }

@@ -3,9 +3,12 @@ import { Emitter, type Logger, NOOP_LOGGER } from '@execd/protocol';
 import { EARLY_EXIT_GRACE_PERIOD_MS, INTERRUPT_INPUT, TTY_WRITE_SETTLE_MS } from '../constants.ts';
 import type { Environment } from '../environment/environment.ts';
 import { UnifiedExecError } from '../errors.ts';
+import type { ExecPolicyManager } from '../exec-policy/exec-policy-manager.ts';
+import { abortReason } from '../internal/abortable.ts';
 import { sleep } from '../internal/timers.ts';
 import type { Approver } from '../orchestrator/approval.ts';
 import { ToolOrchestrator } from '../orchestrator/tool-orchestrator.ts';
+import type { OutputPresentation } from '../output/present-output.ts';
 import { decodeUtf8Lossy, encodeUtf8 } from '../output/utf8.ts';
 import { collectOutputUntilDeadline } from '../process/collect-output.ts';
 import type { UnifiedExecProcess } from '../process/unified-exec-process.ts';
@@ -16,7 +19,7 @@ import type { UnifiedExecEvent } from './events.ts';
 import { OutputStreaming } from './output-streaming.ts';
 import { type ProcessEntry, ProcessStore } from './process-store.ts';
 import type { ExecCommandRequest, ProcessListing, WriteStdinRequest } from './requests.ts';
-import { buildToolOutput, type ExecCommandToolOutput } from './tool-output.ts';
+import { buildToolOutput, type ExecCommandToolOutput, presentToolOutput } from './tool-output.ts';
 
 /** Options of a UnifiedExecProcessManager. */
 export interface UnifiedExecProcessManagerOptions {
@@ -24,16 +27,38 @@ export interface UnifiedExecProcessManagerOptions {
   readonly approvalPolicy?: ApprovalPolicy | undefined;
   /** Answers approval requests (default: deny everything). */
   readonly approver?: Approver | undefined;
+  /**
+   * Prefix rules and command heuristics (default: no rules). `ExecPolicyManager.load(codexHome)`
+   * reads `<codexHome>/rules/*.rules`, where "always allow" answers are also written.
+   */
+  readonly execPolicy?: ExecPolicyManager | undefined;
   /** `deterministic` ids (1000, 1001, …) for tests; `random` in [1000, 100000) by default. */
   readonly processIds?: 'random' | 'deterministic' | undefined;
   /** Exported as `CODEX_THREAD_ID`; also scopes shell snapshots (default: a fresh UUID). */
   readonly threadId?: string | undefined;
   /** Exported as `CODEX_SESSION_ID` when given. */
   readonly sessionId?: string | undefined;
+  /** Exported as `CODEX_PERMISSION_PROFILE`: the active permission profile's name, when named. */
+  readonly permissionProfileName?: string | undefined;
+  /** Exports `CODEX_APPLY_PATCH_PRESERVE_LINE_ENDINGS=1` (default true, as Codex 0.169.0). */
+  readonly applyPatchPreserveLineEndings?: boolean | undefined;
   /** Longest wait of an empty write_stdin poll (default 300,000 ms, at least 5,000). */
   readonly maxWriteStdinYieldTimeMs?: number | undefined;
   /** Early-exit grace after spawn (default 150 ms; tests on slow machines may raise it). */
   readonly earlyExitGraceMs?: number | undefined;
+  /**
+   * execd addition (default true): exec_command / write_stdin on a tty session return as soon as
+   * its foreground program waits for terminal input and the output has settled, instead of at
+   * the yield deadline. Needs Linux /proc (locally, or an execd exec-server); the result text is
+   * the original's, only sooner.
+   */
+  readonly returnOnInputWait?: boolean | undefined;
+  /**
+   * execd addition (default: none, the original's text): render redrawing tty output as the
+   * terminal shows it, and mask secrets, before output reaches a tool result. `uexec` and the MCP
+   * server turn both on.
+   */
+  readonly presentation?: OutputPresentation | undefined;
   readonly logger?: Logger | undefined;
 }
 
@@ -52,33 +77,58 @@ type ProcessStatus =
 export class UnifiedExecProcessManager implements AsyncDisposable {
   readonly #store: ProcessStore;
   readonly #orchestrator: ToolOrchestrator;
+  readonly #approver: Approver | undefined;
   readonly #events: Emitter<UnifiedExecEvent>;
   readonly #logger: Logger;
   readonly #threadId: string;
   readonly #sessionId: string | undefined;
+  readonly #runtimeEnv: Pick<
+    UnifiedExecProcessManagerOptions,
+    'permissionProfileName' | 'applyPatchPreserveLineEndings'
+  >;
   readonly #maxEmptyPollMs: number | undefined;
   readonly #earlyExitGraceMs: number;
+  readonly #returnOnInputWait: boolean;
+  readonly #presentation: OutputPresentation | undefined;
   readonly #background = new Set<Promise<unknown>>();
   #closing: Promise<void> | undefined;
 
   constructor(options: UnifiedExecProcessManagerOptions = {}) {
     this.#logger = options.logger ?? NOOP_LOGGER;
     this.#store = new ProcessStore({ processIds: options.processIds });
+    this.#approver = options.approver;
     this.#orchestrator = new ToolOrchestrator({
       approvalPolicy: options.approvalPolicy,
       approver: options.approver,
+      execPolicy: options.execPolicy,
       logger: this.#logger,
     });
     this.#events = new Emitter(this.#logger);
     this.#threadId = options.threadId ?? randomUUID();
     this.#sessionId = options.sessionId;
+    this.#runtimeEnv = {
+      permissionProfileName: options.permissionProfileName,
+      applyPatchPreserveLineEndings: options.applyPatchPreserveLineEndings,
+    };
     this.#maxEmptyPollMs = options.maxWriteStdinYieldTimeMs;
     this.#earlyExitGraceMs = options.earlyExitGraceMs ?? EARLY_EXIT_GRACE_PERIOD_MS;
+    this.#returnOnInputWait = options.returnOnInputWait ?? true;
+    this.#presentation = options.presentation;
   }
 
   /** The approval policy in force. */
   get approvalPolicy(): ApprovalPolicy {
     return this.#orchestrator.approvalPolicy;
+  }
+
+  /** The session's exec policy (rules plus approved prefixes). */
+  get execPolicy(): ExecPolicyManager {
+    return this.#orchestrator.execPolicy;
+  }
+
+  /** The host's Approver (undefined: every request is denied); apply_patch asks it too. */
+  get approver(): Approver | undefined {
+    return this.#approver;
   }
 
   /** `CODEX_THREAD_ID` of this manager's commands. */
@@ -116,6 +166,8 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
       process = await openSession(this.#orchestrator, request, {
         threadId: this.#threadId,
         sessionId: this.#sessionId,
+        permissionProfileName: this.#runtimeEnv.permissionProfileName,
+        applyPatchPreserveLineEndings: this.#runtimeEnv.applyPatchPreserveLineEndings,
         earlyExitGraceMs: this.#earlyExitGraceMs,
         logger: this.#logger,
       });
@@ -151,6 +203,9 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
       if (startedAlive) this.#storeProcess(process, request, environment, streaming);
       const collected = await collectOutputUntilDeadline(process, {
         deadline: start + clampExecYieldTime(request.yieldTimeMs),
+        // Any report since the start: an interactive program returns at its first prompt.
+        stopOnInputWaitAfter: this.#returnOnInputWait && request.tty ? 0 : undefined,
+        cancelSignal: request.cancelSignal,
       });
       const wallTimeSeconds = (performance.now() - start) / 1000;
       const text = decodeUtf8Lossy(collected.toBytes());
@@ -178,12 +233,16 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
         const denial = process.sandboxDenial(text);
         if (denial !== undefined) throw denial;
       }
-      return buildToolOutput(request.callId, collected, wallTimeSeconds, {
+      // Cancelled: a running process stays stored (a later write_stdin can still reach it).
+      if (request.cancelSignal?.aborted) throw abortReason(request.cancelSignal);
+      const output = buildToolOutput(request.callId, collected, wallTimeSeconds, {
         processId: responseProcessId,
         exitCode,
         maxOutputTokens: request.maxOutputTokens,
         command: request.command,
+        hookCommand: request.hookCommand,
       });
+      return await presentToolOutput(output, { tty: request.tty, presentation: this.#presentation });
     } finally {
       release();
     }
@@ -238,6 +297,8 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
       this.#logger.trace('unified-exec: write_stdin holds the interaction lock', { processId });
       entry.lastUsed = this.#store.touch();
       let statusAfterWrite: ProcessStatus | undefined;
+      // Only a wait reported after this call's write counts (an idle prompt does not end a poll).
+      let inputWaitReports = process.inputWaitReports;
       if (request.input.length > 0) {
         if (!entry.tty) {
           // A pipe child's stdin is /dev/null: only Ctrl-C means something (an interrupt).
@@ -246,8 +307,10 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
         } else {
           try {
             await process.write(encodeUtf8(request.input));
-            // Let the terminal echo and the program react before collecting.
-            await sleep(TTY_WRITE_SETTLE_MS);
+            inputWaitReports = process.inputWaitReports;
+            // Let the terminal echo and the program react before collecting (unless the wait
+            // ends on the program's own next read: it has reacted by then).
+            if (!(this.#returnOnInputWait && process.reportsInputWait)) await sleep(TTY_WRITE_SETTLE_MS);
           } catch (error) {
             const status = this.#refresh(processId);
             if (status.kind === 'exited') statusAfterWrite = status;
@@ -262,7 +325,12 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
       const yieldMs = clampWriteStdinYieldTime(request.yieldTimeMs, request.input, this.#maxEmptyPollMs);
       this.#logger.trace('unified-exec: write_stdin collects', { processId, yieldMs });
       const start = performance.now();
-      const collected = await collectOutputUntilDeadline(process, { deadline: start + yieldMs });
+      const collected = await collectOutputUntilDeadline(process, {
+        deadline: start + yieldMs,
+        stopOnInputWaitAfter: this.#returnOnInputWait && entry.tty ? inputWaitReports : undefined,
+        cancelSignal: request.cancelSignal,
+      });
+      if (request.cancelSignal?.aborted) throw abortReason(request.cancelSignal);
       const wallTimeSeconds = (performance.now() - start) / 1000;
       this.#logger.trace('unified-exec: write_stdin collected', { processId, bytes: collected.totalBytes });
       const failure = process.failureMessage;
@@ -285,12 +353,14 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
           stdin: request.input,
         });
       }
-      return buildToolOutput(entry.callId, collected, wallTimeSeconds, {
+      const output = buildToolOutput(entry.callId, collected, wallTimeSeconds, {
         processId: responseProcessId,
         exitCode,
         maxOutputTokens: request.maxOutputTokens,
         command: entry.command,
+        hookCommand: entry.hookCommand,
       });
+      return await presentToolOutput(output, { tty: entry.tty, presentation: this.#presentation });
     } finally {
       release();
     }

@@ -1,5 +1,5 @@
 import type { Environment } from '../environment/environment.ts';
-import type { SandboxPermissions } from '../tools/exec-command-args.ts';
+import type { AdditionalPermissions, SandboxPermissions } from '../tools/exec-command-args.ts';
 import type { ShellType } from '../tools/shell.ts';
 
 /** One exec_command, normalised by the handler. */
@@ -23,6 +23,12 @@ export interface ExecCommandRequest {
   readonly maxOutputTokens?: number | undefined;
   readonly sandboxPermissions: SandboxPermissions;
   readonly justification?: string | undefined;
+  /** The model's `prefix_rule` (offered to the Approver as a rule to keep). */
+  readonly prefixRule?: readonly string[] | undefined;
+  /** The model's `additional_permissions` (used with `with_additional_permissions`). */
+  readonly additionalPermissions?: AdditionalPermissions | undefined;
+  /** Cancels the call: a pending approval is abandoned, output collection returns early. */
+  readonly cancelSignal?: AbortSignal | undefined;
 }
 
 /** One write_stdin (an empty `input` polls). */
@@ -33,6 +39,8 @@ export interface WriteStdinRequest {
   /** The model's `yield_time_ms` (clamped per spec §4.2). */
   readonly yieldTimeMs: number;
   readonly maxOutputTokens?: number | undefined;
+  /** Cancels the call: output collection returns early (the process keeps running). */
+  readonly cancelSignal?: AbortSignal | undefined;
 }
 
 /** One row of `listProcesses()`. */

@@ -6,6 +6,7 @@ import {
   formatExecCommandToolOutput,
 } from '../output/exec-output.ts';
 import type { HeadTailBuffer } from '../output/head-tail-buffer.ts';
+import { type OutputPresentation, presentOutputBytes } from '../output/present-output.ts';
 import type { TruncationPolicy } from '../output/truncation.ts';
 
 /** The result of one exec_command / write_stdin call, before it is rendered for the model. */
@@ -30,6 +31,10 @@ export interface ExecCommandToolOutput {
   readonly maxOutputTokens: number | undefined;
   /** argv of the process (undefined for outputs without a process). */
   readonly command: readonly string[] | undefined;
+  /** The model's `cmd` that started the process (what hooks see as the Bash command). */
+  readonly hookCommand?: string | undefined;
+  /** execd addition: secrets masked in `rawOutput` (absent or 0: none). */
+  readonly maskedSecrets?: number | undefined;
 }
 
 function formatterInput(
@@ -45,6 +50,7 @@ function formatterInput(
     ...(output.processId === undefined ? {} : { processId: output.processId }),
     ...(output.originalTokenCount === undefined ? {} : { originalTokenCount: output.originalTokenCount }),
     ...(output.maxOutputTokens === undefined ? {} : { maxOutputTokens: output.maxOutputTokens }),
+    ...(output.maskedSecrets ? { maskedSecrets: output.maskedSecrets } : {}),
     ...(turnPolicy === undefined ? {} : { turnPolicy }),
   };
 }
@@ -67,7 +73,10 @@ export function buildToolOutput(
   callId: string,
   collected: HeadTailBuffer,
   wallTimeSeconds: number,
-  fields: Pick<ExecCommandToolOutput, 'processId' | 'exitCode' | 'maxOutputTokens' | 'command'>,
+  fields: Pick<
+    ExecCommandToolOutput,
+    'processId' | 'exitCode' | 'maxOutputTokens' | 'command' | 'hookCommand'
+  >,
 ): ExecCommandToolOutput {
   return {
     callId,
@@ -77,5 +86,25 @@ export function buildToolOutput(
     omittedBytes: collected.omittedBytes,
     originalTokenCount: Math.ceil(collected.totalBytes / 4),
     ...fields,
+  };
+}
+
+/**
+ * `output` with `presentation` applied to its bytes (terminal rendering for tty sessions, secret
+ * masking); the same object when nothing changed. The token count then counts what is shown.
+ */
+export async function presentToolOutput(
+  output: ExecCommandToolOutput,
+  options: { readonly tty: boolean; readonly presentation: OutputPresentation | undefined },
+): Promise<ExecCommandToolOutput> {
+  const { presentation } = options;
+  if (presentation === undefined) return output;
+  const presented = await presentOutputBytes(output.rawOutput, { tty: options.tty, presentation });
+  if (presented.bytes === output.rawOutput) return output;
+  return {
+    ...output,
+    rawOutput: presented.bytes,
+    originalTokenCount: Math.ceil((presented.bytes.byteLength + output.omittedBytes) / 4),
+    ...(presented.maskedSecrets > 0 ? { maskedSecrets: presented.maskedSecrets } : {}),
   };
 }

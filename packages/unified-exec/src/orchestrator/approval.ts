@@ -1,7 +1,18 @@
+import type { AdditionalPermissions } from '../tools/exec-command-args.ts';
 import type { ApprovalPolicy } from '../tools/exec-command-policy.ts';
 
-/** What the host answers to an approval request (the original's `ReviewDecision`, reduced). */
-export type ApprovalDecision = 'approved' | 'approved_for_session' | 'denied' | 'abort';
+/**
+ * What the host answers to an approval request (the original's `ReviewDecision`, reduced):
+ * `approved` runs this command once; `approved_for_session` also remembers it (and the offered
+ * prefix rule, and extra permissions) for the session; `approved_execpolicy_amendment` ("always")
+ * runs it and appends the offered prefix rule to `<codexHome>/rules/default.rules`.
+ */
+export type ApprovalDecision =
+  | 'approved'
+  | 'approved_for_session'
+  | 'approved_execpolicy_amendment'
+  | 'denied'
+  | 'abort';
 
 /**
  * Why approval is asked: before the first attempt, to retry without the sandbox after a denial,
@@ -41,6 +52,13 @@ export interface ApprovalRequest {
   readonly reason: string | undefined;
   /** For `network`: the connection the command attempts. */
   readonly network?: NetworkApprovalTarget | undefined;
+  /**
+   * The command prefix the user may allow for good (the model's `prefix_rule`, or one derived
+   * from the command); `approved_execpolicy_amendment` / `approved_for_session` adopt it.
+   */
+  readonly proposedExecpolicyAmendment?: readonly string[] | undefined;
+  /** For `with_additional_permissions`: the extra access asked for (absolute paths). */
+  readonly additionalPermissions?: AdditionalPermissions | undefined;
 }
 
 /**
@@ -66,17 +84,4 @@ export function networkApprovalReason(host: string): string {
 /** Whether a denial under this policy may be retried without the sandbox after asking. */
 export function wantsNoSandboxApproval(policy: ApprovalPolicy): boolean {
   return policy !== 'never';
-}
-
-/** Whether a command with these permissions needs approval before its first attempt. */
-export function needsInitialApproval(policy: ApprovalPolicy, escalated: boolean): boolean {
-  switch (policy) {
-    case 'untrusted':
-      return true;
-    case 'on-request':
-      return escalated;
-    case 'on-failure':
-    case 'never':
-      return false;
-  }
 }

@@ -1,20 +1,30 @@
 import type { Logger } from '@execd/protocol';
 import { UnifiedExecError } from '../errors.ts';
-import type { SandboxPermissions } from '../tools/exec-command-args.ts';
+import { type ExecApprovalRequirement, ExecPolicyManager } from '../exec-policy/exec-policy-manager.ts';
+import { abortable } from '../internal/abortable.ts';
+import type { AdditionalPermissions, SandboxPermissions } from '../tools/exec-command-args.ts';
 import type { ApprovalPolicy } from '../tools/exec-command-policy.ts';
 import { rustDebugString } from '../tools/rust-format.ts';
 import {
   type ApprovalDecision,
   type ApprovalPurpose,
+  type ApprovalRequest,
   type Approver,
   DENY_ALL_APPROVER,
   type NetworkApprovalTarget,
-  needsInitialApproval,
   networkApprovalReason,
   REJECTED_BY_USER,
   SANDBOX_RETRY_REASON,
   wantsNoSandboxApproval,
 } from './approval.ts';
+import {
+  EMPTY_GRANT,
+  grantCovers,
+  grantFromAdditionalPermissions,
+  grantToAdditionalPermissions,
+  mergeGrants,
+  type PermissionGrant,
+} from './permission-grants.ts';
 
 /** Options of a ToolOrchestrator. */
 export interface ToolOrchestratorOptions {
@@ -22,6 +32,8 @@ export interface ToolOrchestratorOptions {
   readonly approvalPolicy?: ApprovalPolicy | undefined;
   /** Who answers (default: deny everything). */
   readonly approver?: Approver | undefined;
+  /** Prefix rules and command heuristics (default: no rules). */
+  readonly execPolicy?: ExecPolicyManager | undefined;
   readonly logger?: Logger | undefined;
 }
 
@@ -38,6 +50,14 @@ export interface OrchestratorRequest {
   readonly justification?: string | undefined;
   /** False when the environment's permission profile confines nothing (full access). */
   readonly sandboxable: boolean;
+  /** False for a full-access file system (default: `sandboxable`); decides what is asked. */
+  readonly fileSystemRestricted?: boolean | undefined;
+  /** The model's `prefix_rule`: offered to the Approver as a rule to keep. */
+  readonly prefixRule?: readonly string[] | undefined;
+  /** The model's `additional_permissions` (with `with_additional_permissions`). */
+  readonly additionalPermissions?: AdditionalPermissions | undefined;
+  /** Aborts a pending approval question (the call was cancelled). */
+  readonly cancelSignal?: AbortSignal | undefined;
 }
 
 /** One attempt to run: under the environment's sandbox, or without it. */
@@ -45,6 +65,8 @@ export interface SandboxAttempt {
   readonly sandboxed: boolean;
   /** True for the retry after a sandbox denial (backend ids get a fresh suffix). */
   readonly retry: boolean;
+  /** Extra access granted for this attempt only (`with_additional_permissions`). */
+  readonly grant?: PermissionGrant | undefined;
 }
 
 /**
@@ -63,11 +85,20 @@ export class ToolOrchestrator {
   readonly #sessionApprovals = new Set<string>();
   // Hosts approved for the session (`approved_for_session` of a network approval), per environment.
   readonly #sessionHosts = new Set<string>();
+  readonly #execPolicy: ExecPolicyManager;
+  // Extra permissions granted for the session, per environment (`approved_for_session`).
+  readonly #sessionGrants = new Map<string, PermissionGrant>();
 
   constructor(options: ToolOrchestratorOptions = {}) {
     this.#policy = options.approvalPolicy ?? 'on-request';
     this.#approver = options.approver ?? DENY_ALL_APPROVER;
+    this.#execPolicy = options.execPolicy ?? new ExecPolicyManager();
     this.#logger = options.logger;
+  }
+
+  /** The session's exec policy (rules plus approved prefixes). */
+  get execPolicy(): ExecPolicyManager {
+    return this.#execPolicy;
   }
 
   /** The approval policy in force. */
@@ -78,24 +109,58 @@ export class ToolOrchestrator {
   /** Runs `attempt` under the policy; see the class comment. */
   async run<T>(request: OrchestratorRequest, attempt: (attempt: SandboxAttempt) => Promise<T>): Promise<T> {
     const escalated = request.sandboxPermissions === 'require_escalated';
+    const requirement = await this.#execPolicy.requirementFor({
+      command: request.command,
+      approvalPolicy: this.#policy,
+      fileSystemRestricted: request.fileSystemRestricted ?? request.sandboxable,
+      sandboxPermissions: request.sandboxPermissions,
+      prefixRule: request.prefixRule,
+    });
+    if (requirement.type === 'forbidden') throw UnifiedExecError.policyRejected(requirement.reason);
+    // Extra permissions: what the model asks for, and whether the session already granted it.
+    const sessionGrant = this.#sessionGrants.get(request.environmentId) ?? EMPTY_GRANT;
+    const asked =
+      request.sandboxPermissions === 'with_additional_permissions' &&
+      request.additionalPermissions !== undefined
+        ? grantFromAdditionalPermissions(request.additionalPermissions, request.cwd)
+        : undefined;
+    const preapproved = asked !== undefined && grantCovers(sessionGrant, asked);
     let approved = false;
-    if (needsInitialApproval(this.#policy, escalated)) {
-      await this.#requireApproval(request, 'initial', escalated ? request.justification : undefined);
+    if (requirement.type === 'needsApproval' && !preapproved) {
+      await this.#requireApproval(request, requirement, asked);
       approved = true;
     }
-    const sandboxed = request.sandboxable && !escalated;
+    // Session grants are sticky (the original's `implicit_granted_permissions`): a default
+    // request runs with them too; an explicit request adds its own.
+    const sticky = this.#sessionGrants.get(request.environmentId);
+    const grant =
+      asked === undefined
+        ? request.sandboxPermissions === 'use_default'
+          ? sticky
+          : undefined
+        : preapproved
+          ? mergeGrants(sessionGrant, asked)
+          : asked;
+    const bypass = escalated || (requirement.type === 'skip' && requirement.bypassSandbox);
+    const sandboxed = request.sandboxable && !bypass;
     try {
-      return await attempt({ sandboxed, retry: false });
+      return await attempt({ sandboxed, retry: false, ...(grant === undefined ? {} : { grant }) });
     } catch (error) {
       if (!sandboxed || !isSandboxDenied(error) || !wantsNoSandboxApproval(this.#policy)) {
         throw asOrchestratorError(error);
       }
       this.#logger?.debug('unified-exec: sandbox denied the command', { processId: request.processId });
-      if (!approved && !this.#sessionApprovals.has(approvalKey(request))) {
-        const decision = await this.#decide(request, 'sandbox_retry', SANDBOX_RETRY_REASON);
+      // An approval covers the unsandboxed retry, except one for extra permissions: that was
+      // for exactly those permissions, not for leaving the sandbox.
+      const covered = (approved && grant === undefined) || this.#sessionApprovals.has(approvalKey(request));
+      if (!covered) {
+        const amendment = requirement.type === 'skip' ? requirement.proposedAmendment : undefined;
+        const decision = await this.#decide(request, 'sandbox_retry', SANDBOX_RETRY_REASON, undefined, {
+          proposedExecpolicyAmendment: amendment,
+        });
         // A refused retry answers with what the sandbox refused (the model sees the denial).
         if (!isApproval(decision)) throw error;
-        if (decision === 'approved_for_session') this.#sessionApprovals.add(approvalKey(request));
+        await this.#remember(request, decision, amendment, undefined);
       }
     }
     try {
@@ -121,13 +186,47 @@ export class ToolOrchestrator {
 
   async #requireApproval(
     request: OrchestratorRequest,
-    purpose: ApprovalPurpose,
-    reason?: string,
+    requirement: Extract<ExecApprovalRequirement, { type: 'needsApproval' }>,
+    asked: PermissionGrant | undefined,
   ): Promise<void> {
-    if (this.#sessionApprovals.has(approvalKey(request))) return;
-    const decision = await this.#decide(request, purpose, reason);
+    if (asked === undefined && this.#sessionApprovals.has(approvalKey(request))) return;
+    const reason = requirement.reason ?? request.justification;
+    const decision = await this.#decide(request, 'initial', reason, undefined, {
+      proposedExecpolicyAmendment: requirement.proposedAmendment,
+      additionalPermissions: asked === undefined ? undefined : grantToAdditionalPermissions(asked),
+    });
     if (!isApproval(decision)) throw rejected(REJECTED_BY_USER);
-    if (decision === 'approved_for_session') this.#sessionApprovals.add(approvalKey(request));
+    await this.#remember(request, decision, requirement.proposedAmendment, asked);
+  }
+
+  // What an approval leaves behind: the command (and its extra permissions) for the session, the
+  // offered prefix as a session rule, or ("always") as a line of the rules file.
+  async #remember(
+    request: OrchestratorRequest,
+    decision: ApprovalDecision,
+    amendment: readonly string[] | undefined,
+    asked: PermissionGrant | undefined,
+  ): Promise<void> {
+    if (decision === 'approved_for_session') {
+      // A grant is remembered as a grant; the command itself is not approved to leave the sandbox.
+      if (asked === undefined) this.#sessionApprovals.add(approvalKey(request));
+      else {
+        const granted = this.#sessionGrants.get(request.environmentId) ?? EMPTY_GRANT;
+        this.#sessionGrants.set(request.environmentId, mergeGrants(granted, asked));
+      }
+    }
+    // A session answer to a grant keeps the grant, not a rule (a rule would run unsandboxed).
+    if (amendment === undefined || (decision === 'approved_for_session' && asked !== undefined)) return;
+    if (decision === 'approved_for_session' || decision === 'approved_execpolicy_amendment') {
+      try {
+        await this.#execPolicy.addAllowPrefix(amendment, {
+          persist: decision === 'approved_execpolicy_amendment',
+        });
+      } catch (error) {
+        // The command was approved; failing to record the rule does not undo that.
+        this.#logger?.warn('unified-exec: could not record the approved prefix rule', { error });
+      }
+    }
   }
 
   async #decide(
@@ -135,9 +234,10 @@ export class ToolOrchestrator {
     purpose: ApprovalPurpose,
     reason?: string,
     network?: NetworkApprovalTarget,
+    extra: Pick<ApprovalRequest, 'proposedExecpolicyAmendment' | 'additionalPermissions'> = {},
   ): Promise<ApprovalDecision> {
     try {
-      const decision = await this.#approver({
+      const question = this.#approver({
         callId: request.callId,
         processId: request.processId,
         command: request.command,
@@ -146,7 +246,14 @@ export class ToolOrchestrator {
         purpose,
         reason,
         ...(network === undefined ? {} : { network }),
+        ...(extra.proposedExecpolicyAmendment === undefined
+          ? {}
+          : { proposedExecpolicyAmendment: extra.proposedExecpolicyAmendment }),
+        ...(extra.additionalPermissions === undefined
+          ? {}
+          : { additionalPermissions: extra.additionalPermissions }),
       });
+      const decision = await abortable(Promise.resolve(question), request.cancelSignal);
       this.#logger?.debug('unified-exec: approval decision', {
         purpose,
         decision,
@@ -154,6 +261,7 @@ export class ToolOrchestrator {
       });
       return decision;
     } catch (error) {
+      if (request.cancelSignal?.aborted) throw error;
       this.#logger?.warn('unified-exec: approver threw; treating it as denied', { error });
       return 'denied';
     }
@@ -161,7 +269,11 @@ export class ToolOrchestrator {
 }
 
 function isApproval(decision: ApprovalDecision): boolean {
-  return decision === 'approved' || decision === 'approved_for_session';
+  return (
+    decision === 'approved' ||
+    decision === 'approved_for_session' ||
+    decision === 'approved_execpolicy_amendment'
+  );
 }
 
 function approvalKey(request: OrchestratorRequest): string {

@@ -40,6 +40,11 @@ export interface ExecCommandToolOutputInput {
   readonly maxOutputTokens?: number;
   /** The turn's truncation policy; defaults to {@link DEFAULT_TURN_TRUNCATION_POLICY}. */
   readonly turnPolicy?: TruncationPolicy;
+  /**
+   * execd addition: secrets masked in the output. Said in a `Redacted secrets: N` line before
+   * `Output:` only when non-zero, so unmasked results keep the original's text.
+   */
+  readonly maskedSecrets?: number;
 }
 
 /** The structured (code-mode) result: field names and order as the original's JSON. */
@@ -49,6 +54,8 @@ export interface ExecCommandStructuredResult {
   exit_code?: number;
   session_id?: number;
   original_token_count?: number;
+  /** execd addition, only when non-zero: secrets masked in `output`. */
+  redacted_secrets?: number;
   output: string;
 }
 
@@ -86,6 +93,7 @@ export function formatExecCommandResponseHeader(input: ExecCommandToolOutputInpu
   if (input.exitCode !== undefined) lines.push(`Process exited with code ${input.exitCode}`);
   if (input.processId !== undefined) lines.push(`Process running with session ID ${input.processId}`);
   if (input.originalTokenCount !== undefined) lines.push(`Original token count: ${input.originalTokenCount}`);
+  if (input.maskedSecrets) lines.push(`Redacted secrets: ${input.maskedSecrets}`);
   lines.push('Output:');
   return lines.join('\n');
 }
@@ -127,6 +135,7 @@ export function execCommandStructuredResult(input: ExecCommandToolOutputInput): 
   if (input.exitCode !== undefined) result.exit_code = input.exitCode;
   if (input.processId !== undefined) result.session_id = input.processId;
   if (input.originalTokenCount !== undefined) result.original_token_count = input.originalTokenCount;
+  if (input.maskedSecrets) result.redacted_secrets = input.maskedSecrets;
   result.output =
     input.maxOutputTokens === undefined
       ? decodeUtf8Lossy(input.rawOutput)

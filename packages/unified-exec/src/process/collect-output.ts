@@ -8,6 +8,13 @@ export interface CollectOutputOptions {
   readonly deadline: number;
   /** After exit, wait at most this long for the output to close (default 50 ms). */
   readonly postExitCloseWaitMs?: number;
+  /**
+   * Stops once the terminal waits for input, reported after this many reports had arrived (the
+   * count before the call's write or start), and nothing is left to drain. Absent: never.
+   */
+  readonly stopOnInputWaitAfter?: number | undefined;
+  /** Stops collecting as soon as it aborts (what arrived so far is returned). */
+  readonly cancelSignal?: AbortSignal | undefined;
 }
 
 /**
@@ -24,11 +31,16 @@ export async function collectOutputUntilDeadline(
   const closeWaitCap = options.postExitCloseWaitMs ?? POST_EXIT_CLOSE_WAIT_CAP_MS;
   let exitSeen = process.hasExited;
   let postExitDeadline: number | undefined;
+  const signal = options.cancelSignal;
+  // A cancelled wait ends the loop at its next turn (it checks `signal.aborted`).
+  const wait = (ms: number): Promise<unknown> => process.waitForChange(ms, signal).catch(() => false);
   for (;;) {
     const drained = process.drainInto(collected);
+    if (signal?.aborted) break;
     if (!drained) {
       exitSeen ||= process.hasExited;
       if (exitSeen && process.outputClosed) break;
+      if (waitsForInput(process, options.stopOnInputWaitAfter)) break;
       const now = performance.now();
       const remaining = options.deadline - now;
       if (remaining <= 0) break;
@@ -36,15 +48,20 @@ export async function collectOutputUntilDeadline(
         postExitDeadline ??= now + Math.min(remaining, closeWaitCap);
         const closeWaitRemaining = postExitDeadline - now;
         if (closeWaitRemaining <= 0) break;
-        await process.waitForChange(closeWaitRemaining);
+        await wait(closeWaitRemaining);
         continue;
       }
       // Registered synchronously after the drain: nothing can slip in between.
-      await process.waitForChange(remaining);
+      await wait(remaining);
       continue;
     }
     exitSeen ||= process.hasExited;
     if (performance.now() >= options.deadline) break;
   }
   return collected;
+}
+
+/** True when the terminal waits for input, as reported after `afterReports` reports. */
+function waitsForInput(process: UnifiedExecProcess, afterReports: number | undefined): boolean {
+  return afterReports !== undefined && process.waitingForInput && process.inputWaitReports > afterReports;
 }

@@ -23,6 +23,11 @@ export class ExecServerDriver implements ProcessDriver {
   readonly #stop = new AbortController();
   #sink: ProcessSink | undefined;
   #closed = false;
+  /** Seq of the last event handed to the sink. */
+  #delivered = 0;
+  /** A wait reported after output this driver has not delivered yet (seq), told once it is. */
+  #pendingWaitSeq: number | undefined;
+  #inputWait: Disposable | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(process: ExecProcess) {
@@ -32,9 +37,34 @@ export class ExecServerDriver implements ProcessDriver {
     this.sandboxType = process.sandboxType ?? 'none';
   }
 
+  get reportsInputWait(): boolean {
+    return this.#inputWait !== undefined;
+  }
+
   attach(sink: ProcessSink): void {
     this.#sink = sink;
+    this.#inputWait = this.#process.onWaitingForInput?.((afterSeq) => this.#onWaiting(sink, afterSeq));
     void this.#pump(sink);
+  }
+
+  /** A wait report is only true for the output up to `afterSeq`: later output ends it. */
+  #onWaiting(sink: ProcessSink, afterSeq: number): void {
+    if (afterSeq < this.#delivered) return;
+    if (afterSeq > this.#delivered) {
+      this.#pendingWaitSeq = afterSeq;
+      return;
+    }
+    this.#pendingWaitSeq = undefined;
+    sink.waitingForInput();
+  }
+
+  #advance(sink: ProcessSink, seq: number): void {
+    this.#delivered = Math.max(this.#delivered, seq);
+    const pending = this.#pendingWaitSeq;
+    if (pending === undefined || pending > this.#delivered) return;
+    this.#pendingWaitSeq = undefined;
+    // Output after the reported wait ended it.
+    if (pending === this.#delivered) sink.waitingForInput();
   }
 
   async #pump(sink: ProcessSink): Promise<void> {
@@ -78,6 +108,7 @@ export class ExecServerDriver implements ProcessDriver {
     switch (event.type) {
       case 'output':
         sink.output(event.chunk);
+        this.#advance(sink, event.seq);
         return false;
       case 'exited':
         sink.exited(event.exitCode, event.sandboxDenied === true);
@@ -102,6 +133,7 @@ export class ExecServerDriver implements ProcessDriver {
       if (chunk.seq > lastSeq) sink.output(chunk.chunk);
     }
     const next = Math.max(lastSeq, response.nextSeq - 1);
+    this.#advance(sink, next);
     if (response.failure !== null) {
       sink.failed(response.failure);
       return undefined;
@@ -116,6 +148,7 @@ export class ExecServerDriver implements ProcessDriver {
   }
 
   async write(bytes: Uint8Array): Promise<void> {
+    this.#pendingWaitSeq = undefined;
     let status: string;
     try {
       status = (await this.#process.write(bytes)).status;
@@ -143,6 +176,7 @@ export class ExecServerDriver implements ProcessDriver {
 
   async #close(): Promise<void> {
     this.#stop.abort();
+    this.#inputWait?.[Symbol.dispose]();
     // Dropping a unified-exec process terminates it (as the original); a closed one is gone already.
     if (!this.#closed) await this.#process.terminate().catch(() => undefined);
     await this.#process.close().catch(() => undefined);

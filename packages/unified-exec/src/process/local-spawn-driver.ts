@@ -1,4 +1,5 @@
 import type { SandboxType } from '@execd/protocol';
+import { InputWaitWatcher } from '@execd/pty-utils';
 import type { SpawnResult } from '@execd/sandboxing';
 import { UnifiedExecError } from '../errors.ts';
 import type { ProcessDriver, ProcessSink } from './process-driver.ts';
@@ -12,18 +13,33 @@ export class LocalSpawnDriver implements ProcessDriver {
   readonly backendProcessId: undefined = undefined;
   readonly #spawned: SpawnResult;
   #closing: Promise<void> | undefined;
+  /** Tty children on Linux: says when the terminal waits for input. */
+  #inputWait: InputWaitWatcher | undefined;
 
   constructor(spawned: SpawnResult) {
     this.#spawned = spawned;
     this.sandboxType = spawned.sandboxType;
   }
 
+  get reportsInputWait(): boolean {
+    return this.#inputWait !== undefined;
+  }
+
   attach(sink: ProcessSink): void {
     const child = this.#spawned.process;
-    void child.exited.then((status) => sink.exited(status.exitCode));
+    if (child.tty && process.platform === 'linux') {
+      this.#inputWait = new InputWaitWatcher(child.pid, { onWaiting: () => sink.waitingForInput() });
+    }
+    void child.exited.then((status) => {
+      this.#inputWait?.[Symbol.dispose]();
+      sink.exited(status.exitCode);
+    });
     void (async () => {
       try {
-        for await (const chunk of child.output()) sink.output(chunk.bytes);
+        for await (const chunk of child.output()) {
+          this.#inputWait?.activity();
+          sink.output(chunk.bytes);
+        }
       } catch {
         // The reader only fails when the process is torn down; `closed` still settles below.
       }
@@ -36,6 +52,7 @@ export class LocalSpawnDriver implements ProcessDriver {
   }
 
   async write(bytes: Uint8Array): Promise<void> {
+    this.#inputWait?.activity();
     try {
       await this.#spawned.process.write(bytes);
     } catch (error) {
@@ -56,6 +73,7 @@ export class LocalSpawnDriver implements ProcessDriver {
 
   close(): Promise<void> {
     this.#closing ??= this.#spawned.process.close();
+    this.#inputWait?.[Symbol.dispose]();
     return this.#closing;
   }
 }

@@ -10,6 +10,12 @@ export interface ProcessSink {
   closed(): void;
   /** The backend lost the process (event stream or transport failure). First message wins. */
   failed(message: string): void;
+  /**
+   * execd addition: the terminal waits for input after everything delivered so far (its
+   * foreground program blocks reading it and the output has been quiet). Ended by more output or
+   * a write.
+   */
+  waitingForInput(): void;
 }
 
 /**
@@ -22,6 +28,8 @@ export interface ProcessDriver {
   readonly sandboxType: SandboxType;
   /** The exec-server's process id, for exec-server backed processes. */
   readonly backendProcessId: string | undefined;
+  /** True (after `attach`) when this driver reports `waitingForInput` (tty children it can probe). */
+  readonly reportsInputWait?: boolean;
   /** Starts delivering events to `sink`; called exactly once, before anything else. */
   attach(sink: ProcessSink): void;
   /** Writes to stdin (PTY master for tty children). */

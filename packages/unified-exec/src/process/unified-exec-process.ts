@@ -64,6 +64,8 @@ export class UnifiedExecProcess {
   #failure: string | undefined;
   #executorSandboxDenied = false;
   #closing: Promise<void> | undefined;
+  #waitingForInput = false;
+  #inputWaitReports = 0;
 
   private constructor(driver: ProcessDriver, options: UnifiedExecProcessOptions) {
     this.#driver = driver;
@@ -97,6 +99,7 @@ export class UnifiedExecProcess {
     return {
       output: (bytes) => {
         if (bytes.length === 0) return;
+        this.#waitingForInput = false;
         this.#buffer.pushChunk(bytes);
         if (this.#earlyChunks !== undefined && this.#earlyBytes < UNIFIED_EXEC_OUTPUT_MAX_BYTES) {
           this.#earlyChunks.push(bytes);
@@ -113,6 +116,12 @@ export class UnifiedExecProcess {
         this.#markExited();
       },
       closed: () => this.#markClosed(),
+      waitingForInput: () => {
+        if (this.#exited) return;
+        this.#waitingForInput = true;
+        this.#inputWaitReports += 1;
+        this.#changed.notify();
+      },
       failed: (message) => {
         this.#failure ??= message;
         this.#logger?.debug('unified-exec: process failed', { message });
@@ -156,6 +165,21 @@ export class UnifiedExecProcess {
     return this.#exitCode;
   }
 
+  /** True when the backend tells when the terminal waits for input (tty children on Linux). */
+  get reportsInputWait(): boolean {
+    return this.#driver.reportsInputWait === true;
+  }
+
+  /** True from a "waits for input" report until the next output or write. */
+  get waitingForInput(): boolean {
+    return this.#waitingForInput;
+  }
+
+  /** How many "waits for input" reports arrived so far (a call compares it with its start). */
+  get inputWaitReports(): number {
+    return this.#inputWaitReports;
+  }
+
   /** True once no more output can arrive. */
   get outputClosed(): boolean {
     return this.#outputClosed;
@@ -185,8 +209,8 @@ export class UnifiedExecProcess {
   }
 
   /** Waits until output, exit, close or failure happens, or `timeoutMs` passes. */
-  waitForChange(timeoutMs: number): Promise<boolean> {
-    return this.#changed.wait(timeoutMs);
+  waitForChange(timeoutMs: number, cancelSignal?: AbortSignal): Promise<boolean> {
+    return this.#changed.wait(timeoutMs, cancelSignal);
   }
 
   /** Subscribes to raw output chunks; the first listener also gets what arrived before it. */
@@ -223,6 +247,7 @@ export class UnifiedExecProcess {
 
   /** Writes to stdin; a failure is a `writeToStdin` (or `processFailed`) UnifiedExecError. */
   write(bytes: Uint8Array): Promise<void> {
+    this.#waitingForInput = false;
     return this.#driver.write(bytes);
   }
 

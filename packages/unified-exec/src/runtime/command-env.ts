@@ -8,6 +8,7 @@ import { applyUnifiedExecEnv, type ExecEnvOptions } from '../tools/exec-env.ts';
  */
 export const RUNTIME_ENV_VARS: readonly string[] = [
   'CODEX_PERMISSION_PROFILE',
+  'CODEX_VERSION',
   'CODEX_APPLY_PATCH_PRESERVE_LINE_ENDINGS',
   'CODEX_PLUGIN_METRICS_OUTPUT',
 ];

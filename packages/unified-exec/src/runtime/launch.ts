@@ -5,13 +5,16 @@ import {
   type Logger,
   pathToFileUri,
   type SandboxContext,
+  type SandboxParam,
   type ShellSnapshotRequest,
 } from '@execd/protocol';
 import type { ExecProcess, NetworkPolicyDecider } from '@execd/protocol/contract';
-import { sandboxFromContext, spawnProcess } from '@execd/sandboxing';
+import { originalSandboxFor, sandboxFromContext, spawnProcess } from '@execd/sandboxing';
+import { pathExportsAfterRestore } from '@execd/shell-snapshot';
 import type { Environment } from '../environment/environment.ts';
 import { UnifiedExecError } from '../errors.ts';
 import type { NetworkApprovalTarget } from '../orchestrator/approval.ts';
+import type { PermissionGrant } from '../orchestrator/permission-grants.ts';
 import type { SandboxAttempt } from '../orchestrator/tool-orchestrator.ts';
 import { ExecServerDriver } from '../process/exec-server-driver.ts';
 import { LocalSpawnDriver } from '../process/local-spawn-driver.ts';
@@ -30,6 +33,8 @@ export interface LaunchRequest {
   readonly env: CommandEnv;
   /** Set when the executor should restore a shell snapshot (forces the exec-server path). */
   readonly shellSnapshot: ShellSnapshotRequest | undefined;
+  /** Folders re-exported in front of PATH after the snapshot restore (runtime helpers). */
+  readonly pathPrepends?: readonly string[] | undefined;
   readonly environment: Environment;
   readonly earlyExitGraceMs: number;
   /** Decides the managed network's questions about hosts no pattern covers (true allows). */
@@ -50,16 +55,24 @@ export function writableWorkspaceRoots(environment: Environment): readonly strin
  * The portable sandbox intent of a sandboxed attempt in `environment`. `workspaceRoots` is always
  * sent: the executor would otherwise fall back to the command's cwd as a writable root.
  */
-export function sandboxContextFor(environment: Environment): SandboxContext {
+export function sandboxContextFor(environment: Environment, grant?: PermissionGrant): SandboxContext {
+  const base = environment.settings.permissionProfile;
+  const extraWrites = grant?.write ?? [];
+  // Extra writable folders widen a read-only profile to exactly those folders (no workspace,
+  // no temporary folders), and add to a workspace-write one.
+  const widenedReadOnly = base === 'read-only' && extraWrites.length > 0;
   return {
-    profile: environment.settings.permissionProfile,
-    workspaceRoots: writableWorkspaceRoots(environment).map((root) => pathToFileUri(root)),
-    networkAccess: environment.settings.networkAccess,
-    writableRoots: undefined,
+    profile: widenedReadOnly ? 'workspace-write' : base,
+    workspaceRoots: widenedReadOnly
+      ? []
+      : writableWorkspaceRoots(environment).map((root) => pathToFileUri(root)),
+    networkAccess: environment.settings.networkAccess || grant?.network === true,
+    writableRoots: extraWrites.length > 0 ? extraWrites.map((path) => pathToFileUri(path)) : undefined,
     network: environment.settings.managedNetwork === undefined ? undefined : 'proxied',
     excludeTmpdirEnvVar: undefined,
     excludeSlashTmp: undefined,
     mode: 'auto',
+    ...(widenedReadOnly ? { excludeTmpdirEnvVar: true, excludeSlashTmp: true } : {}),
   };
 }
 
@@ -72,6 +85,21 @@ export function execServerProcessId(processId: number, suffixed: boolean): strin
   return suffixed ? `${processId}-${randomUUID()}` : String(processId);
 }
 
+/**
+ * The sandbox to send to a remote executor: execd's form to execd, the original's
+ * (`FileSystemSandboxContext`) to an original exec-server, which knows no other. An original peer
+ * is one whose `environment/info` lacks execd's `processResize` capability.
+ */
+async function sandboxForPeer(
+  environment: Environment,
+  sandbox: SandboxContext | undefined,
+  cwd: string,
+): Promise<SandboxParam | undefined> {
+  if (sandbox === undefined || !environment.isRemote) return sandbox;
+  const info = await environment.info();
+  return info.capabilities.processResize === true ? sandbox : originalSandboxFor(sandbox, cwd);
+}
+
 /** `process {id} already exists` (-32600) from `process/start`. */
 function isDuplicateProcessId(error: unknown): boolean {
   return ExecError.is(error) && error.code === 'invalidRequest' && /already exists/.test(error.message);
@@ -80,7 +108,7 @@ function isDuplicateProcessId(error: unknown): boolean {
 /** The `process/start` params of an attempt (spec §4.3 step 1). */
 export function execServerParams(
   request: LaunchRequest,
-  sandbox: SandboxContext | undefined,
+  sandbox: SandboxParam | undefined,
   retry: boolean,
 ): ExecParams {
   const env = { ...request.env.execServerOverlay };
@@ -92,7 +120,7 @@ export function execServerParams(
       request.processId,
       sandbox !== undefined || request.shellSnapshot !== undefined || retry,
     ),
-    argv: [...request.command],
+    argv: withPathPrepends(request),
     cwd: pathToFileUri(request.cwd),
     envPolicy: request.env.execServerPolicy,
     shellSnapshot: request.shellSnapshot,
@@ -118,6 +146,18 @@ export function execServerParams(
   };
 }
 
+/**
+ * The argv to send: with a snapshot restore and runtime PATH folders, the script first puts them
+ * back in front of the restored PATH (the profile's PATH would otherwise hide them).
+ */
+function withPathPrepends(request: LaunchRequest): string[] {
+  const argv = [...request.command];
+  const prepends = request.pathPrepends ?? [];
+  if (request.shellSnapshot === undefined || prepends.length === 0 || argv.length !== 3) return argv;
+  argv[2] = `${pathExportsAfterRestore(prepends)}${argv[2]}`;
+  return argv;
+}
+
 /** The executor's `network/policyRequest` answered by the host's approval. */
 function networkDecider(request: LaunchRequest): NetworkPolicyDecider | undefined {
   const approve = request.approveNetwork;
@@ -141,14 +181,18 @@ export async function launchAttempt(
 ): Promise<UnifiedExecProcess> {
   if (request.command.length === 0) throw UnifiedExecError.missingCommandLine();
   const { environment } = request;
-  const sandbox = attempt.sandboxed ? sandboxContextFor(environment) : undefined;
+  const sandbox = attempt.sandboxed ? sandboxContextFor(environment, attempt.grant) : undefined;
   const options = { tty: request.tty, earlyExitGraceMs: request.earlyExitGraceMs, logger: request.logger };
   const managed = sandbox !== undefined && environment.settings.managedNetwork !== undefined;
   // A remote environment, a shell snapshot and a managed network all need an exec-server.
   if (environment.isRemote || request.shellSnapshot !== undefined || managed) {
     let started: ExecProcess;
     try {
-      const params = execServerParams(request, sandbox, attempt.retry);
+      const params = execServerParams(
+        request,
+        await sandboxForPeer(environment, sandbox, request.cwd),
+        attempt.retry,
+      );
       const startOptions = managed ? { networkPolicyDecider: networkDecider(request) } : {};
       try {
         started = await environment.backend.start(params, startOptions);

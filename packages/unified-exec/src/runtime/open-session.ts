@@ -1,4 +1,4 @@
-import type { Logger } from '@execd/protocol';
+import { fileUriToPath, type Logger } from '@execd/protocol';
 import { UnifiedExecError } from '../errors.ts';
 import type { ExecCommandRequest } from '../manager/requests.ts';
 import type { ToolOrchestrator } from '../orchestrator/tool-orchestrator.ts';
@@ -13,6 +13,10 @@ export interface OpenSessionContext {
   readonly threadId: string;
   /** `CODEX_SESSION_ID` when set. */
   readonly sessionId: string | undefined;
+  /** `CODEX_PERMISSION_PROFILE`: the name of the active permission profile, when one is named. */
+  readonly permissionProfileName?: string | undefined;
+  /** `CODEX_APPLY_PATCH_PRESERVE_LINE_ENDINGS=1` (Codex 0.169.0 sends it). */
+  readonly applyPatchPreserveLineEndings?: boolean | undefined;
   readonly earlyExitGraceMs: number;
   readonly logger: Logger;
 }
@@ -29,11 +33,22 @@ export async function openSession(
   context: OpenSessionContext,
 ): Promise<UnifiedExecProcess> {
   const { environment } = request;
-  const env = buildCommandEnv(environment.settings.envPolicy, {
+  const { settings } = environment;
+  const env = buildCommandEnv(settings.envPolicy, {
     threadId: context.threadId,
     ...(context.sessionId === undefined ? {} : { sessionId: context.sessionId }),
+    toolCallId: request.callId,
+    ...(context.permissionProfileName === undefined
+      ? {}
+      : { permissionProfile: context.permissionProfileName }),
+    applyPatchPreserveLineEndings: context.applyPatchPreserveLineEndings ?? true,
+    // The sandbox policy's network (as the original: the policy, not the attempt, decides).
+    networkRestricted: settings.permissionProfile !== 'danger-full-access' && !settings.networkAccess,
   });
   const shellSnapshot = shellSnapshotRequest(request, context.threadId);
+  // Runtime PATH folders (the executor's prependPathDirs) go back in front after the restore.
+  const pathPrepends =
+    shellSnapshot === undefined ? [] : ((await environment.info()).prependPathDirs ?? []).map(fileUriToPath);
   const orchestration = {
     callId: request.callId,
     processId: request.processId,
@@ -42,6 +57,10 @@ export async function openSession(
     environmentId: environment.id,
     sandboxPermissions: request.sandboxPermissions,
     justification: request.justification,
+    prefixRule: request.prefixRule,
+    additionalPermissions: request.additionalPermissions,
+    cancelSignal: request.cancelSignal,
+    fileSystemRestricted: environment.settings.permissionProfile !== 'danger-full-access',
     // A managed network confines even a full-access profile.
     sandboxable:
       environment.settings.permissionProfile !== 'danger-full-access' ||
@@ -57,6 +76,7 @@ export async function openSession(
           tty: request.tty,
           env,
           shellSnapshot,
+          pathPrepends,
           environment,
           earlyExitGraceMs: context.earlyExitGraceMs,
           approveNetwork: (target) => orchestrator.approveNetwork(orchestration, target),

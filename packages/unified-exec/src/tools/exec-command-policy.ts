@@ -1,4 +1,4 @@
-import type { AdditionalPermissions, ExecCommandArgs } from './exec-command-args.ts';
+import type { AdditionalPermissions, ExecCommandArgs, SandboxPermissions } from './exec-command-args.ts';
 
 /** When the user is asked to approve commands (the original's `AskForApproval`). */
 export type ApprovalPolicy = 'untrusted' | 'on-failure' | 'on-request' | 'never';
@@ -36,6 +36,18 @@ export function escalationRejectedMessage(policy: ApprovalPolicy): string {
 }
 
 /**
+ * The sandbox override a call asks for, normalised as the original: inline
+ * `additional_permissions` turn a default request into `with_additional_permissions`.
+ */
+export function effectiveSandboxPermissions(
+  args: Pick<ExecCommandArgs, 'sandbox_permissions' | 'additional_permissions'>,
+): SandboxPermissions {
+  return args.additional_permissions !== undefined && args.sandbox_permissions === 'use_default'
+    ? 'with_additional_permissions'
+    : args.sandbox_permissions;
+}
+
+/**
  * The original's checks after argument decoding, in its order: justification, login shell,
  * escalation under the approval policy, then the additional-permissions rules. Returns the
  * text for the model, or undefined when the request may proceed. `sandboxPermissionsGiven`
@@ -53,11 +65,7 @@ export function validateExecCommandPolicy(
   }
   if (args.login === true && options.allowLoginShell === false) return LOGIN_SHELL_DISABLED_MESSAGE;
 
-  // Inline permissions turn a default request into `with_additional_permissions`.
-  const requested =
-    args.additional_permissions !== undefined && args.sandbox_permissions === 'use_default'
-      ? 'with_additional_permissions'
-      : args.sandbox_permissions;
+  const requested = effectiveSandboxPermissions(args);
   if (requested !== 'use_default' && approvalPolicy !== 'on-request') {
     return escalationRejectedMessage(approvalPolicy);
   }

@@ -4,6 +4,8 @@ export interface ExecEnvOptions {
   readonly threadId?: string;
   /** Exported as `CODEX_SESSION_ID`. */
   readonly sessionId?: string;
+  /** Exported as `CODEX_TOOL_CALL_ID`: the exec_command call that runs the command. */
+  readonly toolCallId?: string;
   /** Exported as `CODEX_PERMISSION_PROFILE` when a profile is active. */
   readonly permissionProfile?: string;
   /** Sets `CODEX_APPLY_PATCH_PRESERVE_LINE_ENDINGS=1` (a feature of the original). */
@@ -36,6 +38,7 @@ export function unifiedExecEnv(options: ExecEnvOptions = {}): Record<string, str
   const env: Record<string, string> = { ...UNIFIED_EXEC_ENV };
   if (options.threadId !== undefined) env.CODEX_THREAD_ID = options.threadId;
   if (options.sessionId !== undefined) env.CODEX_SESSION_ID = options.sessionId;
+  if (options.toolCallId !== undefined) env.CODEX_TOOL_CALL_ID = options.toolCallId;
   if (options.permissionProfile !== undefined) env.CODEX_PERMISSION_PROFILE = options.permissionProfile;
   if (options.applyPatchPreserveLineEndings) env.CODEX_APPLY_PATCH_PRESERVE_LINE_ENDINGS = '1';
   if (options.networkRestricted) env.CODEX_SANDBOX_NETWORK_DISABLED = '1';

@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { execCommandToolSpec, toMcpTool, writeStdinToolSpec } from '../../src/index.ts';
+import { applyPatchToolSpec, execCommandToolSpec, toMcpTool, writeStdinToolSpec } from '../../src/index.ts';
 import { buildUexec } from '../helpers/cli.ts';
 import { pidsMatching, uniqueMarker } from '../helpers/processes.ts';
 import { parseToolText } from '../helpers/tool-text.ts';
@@ -73,10 +73,52 @@ function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
 }
 
 describe('uexec mcp', () => {
-  test('lists exec_command and write_stdin with the original schemas', async () => {
+  test('lists exec_command, write_stdin and apply_patch (function variant)', async () => {
     await using mcp = await connect(['--sandbox', 'danger-full-access']);
     const { tools } = await mcp.client.listTools();
-    expect(tools).toEqual([toMcpTool(execCommandToolSpec()), toMcpTool(writeStdinToolSpec())]);
+    expect(tools).toEqual([
+      toMcpTool(execCommandToolSpec()),
+      toMcpTool(writeStdinToolSpec()),
+      toMcpTool(applyPatchToolSpec()),
+    ]);
+  });
+
+  test('apply_patch through MCP answers as the original (goldens)', async () => {
+    const golden = JSON.parse(
+      await readFile(
+        join(import.meta.dirname, '../oracle/fixtures/apply-patch/apply-patch-bypass.json'),
+        'utf8',
+      ),
+    ) as { steps: Array<{ call: string; input?: string; arguments?: unknown; output: string }> };
+    const work = join(dir, 'apply-patch');
+    await mkdir(work);
+    await using mcp = await connect(['--sandbox', 'danger-full-access', '--approval', 'never'], {
+      cwd: work,
+    });
+    const mask = (text: string, workdir: RegExp | string): string =>
+      text
+        .replaceAll(workdir, 'W')
+        .replace(/^Wall time: \d+(\.\d+)? seconds$/gm, 'Wall time: <WALL> seconds');
+    // Steps that need no setup: two added files, an invalid header, an empty patch, heredoc via exec_command.
+    const picked = golden.steps.filter(
+      (step, index) =>
+        index === 0 ||
+        step.output.includes('Frobnicate') ||
+        step.output === 'patch rejected: empty patch' ||
+        (step.call === 'exec_command' && step.output.endsWith('\nA h.txt\n')),
+    );
+    expect(picked).toHaveLength(4);
+    for (const step of picked) {
+      const result = await mcp.client.callTool(
+        step.call === 'apply_patch'
+          ? { name: 'apply_patch', arguments: { input: step.input } }
+          : { name: 'exec_command', arguments: step.arguments as Record<string, unknown> },
+      );
+      expect(mask(textOf(result), work)).toBe(mask(step.output, /\/tmp\/codex-oracle-[A-Za-z0-9]+\/work/g));
+      expect(result.isError).toBe(!step.output.includes('Exit code: 0'));
+    }
+    expect(await readFile(join(work, 'src', 'a.txt'), 'utf8')).toBe('hello\n');
+    expect(await readFile(join(work, 'h.txt'), 'utf8')).toBe('hi\n');
   });
 
   test('exec_command and write_stdin through MCP; errors come back as isError text', async () => {
@@ -124,24 +166,28 @@ describe('uexec mcp', () => {
     });
     const ran = await approving.client.callTool({
       name: 'exec_command',
-      arguments: { cmd: 'echo approved' },
+      // `printf` is not on the known-safe list (`echo` would run without asking).
+      arguments: { cmd: "printf 'approved\\n'" },
     });
     expect(parseToolText(textOf(ran)).output).toBe('approved\n');
 
     await using denying = await connect(['--sandbox', 'danger-full-access', '--approval', 'untrusted'], {
       elicitation: 'deny',
     });
-    const refused = await denying.client.callTool({ name: 'exec_command', arguments: { cmd: 'echo nope' } });
+    const refused = await denying.client.callTool({
+      name: 'exec_command',
+      arguments: { cmd: 'printf nope' },
+    });
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toContain('Rejected(\\"rejected by user\\")');
   });
 
   test('without elicitation support, commands that need approval are denied', async () => {
     await using mcp = await connect(['--sandbox', 'danger-full-access', '--approval', 'untrusted']);
-    const refused = await mcp.client.callTool({ name: 'exec_command', arguments: { cmd: 'echo nope' } });
+    const refused = await mcp.client.callTool({ name: 'exec_command', arguments: { cmd: 'printf nope' } });
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toBe(
-      'exec_command failed for `/bin/bash -lc \'echo nope\'`: CreateProcess { message: "Rejected(\\"rejected by user\\")" }',
+      'exec_command failed for `/bin/bash -lc \'printf nope\'`: CreateProcess { message: "Rejected(\\"rejected by user\\")" }',
     );
   });
 });
