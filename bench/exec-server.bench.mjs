@@ -3,9 +3,11 @@
 //   (a) process/start of /bin/true until process/closed arrives: median of 200 (interleaved);
 //   (b) one process writing 256 MiB to stdout, streamed to the client: MB/s (+ share delivered);
 //   (c) 200 concurrent `sleep 30`: server RSS and marginal memory per process;
-//   (d) 200 clients x 5 processes streaming at once: aggregate MB/s.
+//   (d) 200 clients x 5 processes streaming at once: aggregate MB/s;
+//   (e) one process writing 64 MiB through a PTY, streamed to the client: MB/s.
 // The original comes from ../../shared/tools/codex-peer (or CODEX_PEER_BIN, or an npm install
 // into ~/.cache/execd-peers); without it the figures have baseline null. BENCH_QUICK=1: small sizes.
+// BENCH_FIGURES=stream,pty (any of start, stream, pty, memory, load): only those figures.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -19,12 +21,18 @@ import { emit, figure } from './lib/measure.mjs';
 const QUICK = process.env.BENCH_QUICK === '1';
 const START_ROUNDS = QUICK ? 20 : 200;
 const STREAM_MIB = QUICK ? 32 : 256;
+const PTY_MIB = QUICK ? 16 : 64;
+/** Rounds of the stream and PTY figures, interleaved across the targets; medians are reported. */
+const STREAM_ROUNDS = Number(process.env.BENCH_STREAM_ROUNDS ?? (QUICK ? 1 : 3));
 const SLEEPERS = QUICK ? 40 : 200;
 const LOAD_CLIENTS = QUICK ? 20 : 200;
 const LOAD_PROCESSES = 5;
-/** `seq 1 LOAD_LINES` per load process: 108,894 bytes. */
-const LOAD_LINES = 20_000;
+/** `seq 1 LOAD_LINES` per load process: 108,894 bytes (BENCH_LOAD_LINES=140000: about 1 MiB). */
+const LOAD_LINES = Number(process.env.BENCH_LOAD_LINES ?? 20_000);
 const PEER_VERSION = process.env.CODEX_PEER_VERSION ?? '0.169.0';
+const FIGURES = new Set(
+  (process.env.BENCH_FIGURES ?? 'start,stream,pty,memory,load').split(',').map((name) => name.trim()),
+);
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -133,13 +141,13 @@ function rssBytes(pid) {
   return Number(match[1]) * 1024;
 }
 
-function params(processId, argv) {
+function params(processId, argv, { tty = false } = {}) {
   return {
     processId,
     argv,
     cwd: 'file:///tmp',
     env: ENV,
-    tty: false,
+    tty,
     pipeStdin: false,
     enforceManagedNetwork: false,
   };
@@ -185,15 +193,57 @@ async function startLatency(targets) {
   return new Map([...samples].map(([label, values]) => [label, median(values)]));
 }
 
-/** (b) one process writing STREAM_MIB MiB (a random 1 MiB block, repeated) as fast as it can. */
-async function streamThroughput(target) {
-  const script = `const b = require('crypto').randomBytes(1 << 20); let n = ${STREAM_MIB};
+/** CPU seconds (user + system) a process has used so far, from `/proc/PID/stat`. */
+function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * One process writing `mib` MiB (a 1 MiB block, repeated) as fast as it can, followed to `closed`:
+ * delivered MB/s, the share delivered, and the CPU seconds per GiB of the serving process and of
+ * this (client) process. (b) pipes, random bytes; (e) a terminal, printable bytes without
+ * newlines (the line discipline would turn each `\n` into `\r\n`).
+ */
+async function oneStream(target, { mib, tty, name }) {
+  const block = tty ? "Buffer.alloc(1 << 20, 'x')" : "require('crypto').randomBytes(1 << 20)";
+  const script = `const b = ${block}; let n = ${mib};
     const w = () => { while (n > 0) { n--; if (!process.stdout.write(b)) return process.stdout.once('drain', w); } }; w();`;
+  const serverCpu = cpuSeconds(target.servingPid);
+  const clientCpu = process.cpuUsage();
   const started = performance.now();
-  const proc = await target.client.start(params(`stream-${target.label}`, [process.execPath, '-e', script]));
+  const proc = await target.client.start(params(name, [process.execPath, '-e', script], { tty }));
   const { bytes, gaps } = await drain(proc);
   const seconds = (performance.now() - started) / 1000;
-  return { mbPerSecond: bytes / 1e6 / seconds, delivered: bytes / (STREAM_MIB * 2 ** 20), gaps };
+  const client = process.cpuUsage(clientCpu);
+  const gib = Math.max(bytes, 1) / 2 ** 30;
+  return {
+    mbPerSecond: bytes / 1e6 / seconds,
+    delivered: bytes / (mib * 2 ** 20),
+    gaps,
+    serverCpuPerGiB: (cpuSeconds(target.servingPid) - serverCpu) / gib,
+    clientCpuPerGiB: (client.user + client.system) / 1e6 / gib,
+  };
+}
+
+/** STREAM_ROUNDS rounds of `oneStream`, the targets interleaved; the median of each value. */
+async function streams(targets, options) {
+  const runs = new Map(targets.map((target) => [target.label, []]));
+  for (let round = 0; round < STREAM_ROUNDS; round++) {
+    for (const target of targets) {
+      const name = `${options.name}-${target.label}-${round}`;
+      runs.get(target.label).push(await oneStream(target, { ...options, name }));
+    }
+  }
+  const result = {};
+  for (const [label, values] of runs) {
+    result[label] = Object.fromEntries(
+      Object.keys(values[0]).map((key) => [key, median(values.map((value) => value[key]))]),
+    );
+    result[label].delivered = Math.min(...values.map((value) => value.delivered));
+  }
+  return result;
 }
 
 /**
@@ -264,37 +314,62 @@ try {
   if (peer) servers.push(peer);
 
   const targets = [
-    { label: 'msgpack', client: await ExecServerClient.connect({ url: execd.url, codec: 'msgpack' }) },
-    { label: 'json', client: await ExecServerClient.connect({ url: execd.url, codec: 'json' }) },
+    {
+      label: 'msgpack',
+      client: await ExecServerClient.connect({ url: execd.url, codec: 'msgpack' }),
+      servingPid: execd.servingPid(),
+    },
+    {
+      label: 'json',
+      client: await ExecServerClient.connect({ url: execd.url, codec: 'json' }),
+      servingPid: execd.servingPid(),
+    },
   ];
   if (peer)
     targets.push({
       label: 'original',
       client: await ExecServerClient.connect({ url: peer.url, codec: 'json' }),
+      servingPid: peer.servingPid(),
     });
   const baseline = (value) =>
     peer ? { baseline: value, baselineName: `original exec-server ${PEER_VERSION} (json)` } : {};
 
-  log(`(a) start latency, ${START_ROUNDS} rounds`);
-  const latency = await startLatency(targets);
-  log(`(b) ${STREAM_MIB} MiB stream`);
+  let latency;
+  if (FIGURES.has('start')) {
+    log(`(a) start latency, ${START_ROUNDS} rounds`);
+    latency = await startLatency(targets);
+  }
   const stream = {};
-  for (const target of targets) stream[target.label] = await streamThroughput(target);
-  log(`(c) ${SLEEPERS} sleepers`);
+  if (FIGURES.has('stream')) {
+    log(`(b) ${STREAM_MIB} MiB stream`);
+    Object.assign(stream, await streams(targets, { mib: STREAM_MIB, tty: false, name: 'stream' }));
+  }
+  const pty = {};
+  if (FIGURES.has('pty')) {
+    log(`(e) ${PTY_MIB} MiB through a PTY`);
+    Object.assign(pty, await streams(targets, { mib: PTY_MIB, tty: true, name: 'pty' }));
+  }
   for (const target of targets) await target.client.close();
-  const memory = { execd: await sleeperMemory(startExecd, 'msgpack') };
-  if (peer) memory.original = await sleeperMemory(startPeer, 'json');
-  log(`(d) load, ${LOAD_CLIENTS} clients x ${LOAD_PROCESSES}`);
-  const load = {
-    msgpack: await loadThroughput(execd.url, 'msgpack'),
-    json: await loadThroughput(execd.url, 'json'),
-  };
-  if (peer) load.original = await loadThroughput(peer.url, 'json');
-  log(JSON.stringify({ latency: Object.fromEntries(latency), stream, memory, load }));
+  let memory;
+  if (FIGURES.has('memory')) {
+    log(`(c) ${SLEEPERS} sleepers`);
+    memory = { execd: await sleeperMemory(startExecd, 'msgpack') };
+    if (peer) memory.original = await sleeperMemory(startPeer, 'json');
+  }
+  let load;
+  if (FIGURES.has('load')) {
+    log(`(d) load, ${LOAD_CLIENTS} clients x ${LOAD_PROCESSES}`);
+    load = {
+      msgpack: await loadThroughput(execd.url, 'msgpack'),
+      json: await loadThroughput(execd.url, 'json'),
+    };
+    if (peer) load.original = await loadThroughput(peer.url, 'json');
+  }
+  log(JSON.stringify({ latency: latency && Object.fromEntries(latency), stream, pty, memory, load }));
 
   const mib = (bytes) => bytes / 2 ** 20;
   const figures = [];
-  for (const codec of ['msgpack', 'json']) {
+  for (const codec of latency ? ['msgpack', 'json'] : []) {
     figures.push(
       figure({
         figure: `process/start of /bin/true until process/closed, median of ${START_ROUNDS} (execd ${codec})`,
@@ -304,13 +379,25 @@ try {
       }),
     );
   }
-  for (const codec of ['msgpack', 'json']) {
+  for (const codec of FIGURES.has('stream') ? ['msgpack', 'json'] : []) {
     figures.push(
       figure({
-        figure: `one process writing ${STREAM_MIB} MiB to stdout, streamed to a client (execd ${codec})`,
+        figure: `one process writing ${STREAM_MIB} MiB to stdout, streamed to a client (execd ${codec}; median of ${STREAM_ROUNDS})`,
         execd: stream[codec].mbPerSecond,
         unit: 'MB/s',
         ...baseline(stream.original?.mbPerSecond),
+      }),
+      figure({
+        figure: `server CPU per GiB streamed, ${STREAM_MIB} MiB to stdout (execd ${codec})`,
+        execd: stream[codec].serverCpuPerGiB,
+        unit: 's/GiB',
+        ...baseline(stream.original?.serverCpuPerGiB),
+      }),
+      figure({
+        figure: `client CPU per GiB streamed, ${STREAM_MIB} MiB to stdout (execd ${codec}; baseline: the same client, json, against the original)`,
+        execd: stream[codec].clientCpuPerGiB,
+        unit: 's/GiB',
+        ...baseline(stream.original?.clientCpuPerGiB),
       }),
       figure({
         figure: `share of the ${STREAM_MIB} MiB the client received (execd ${codec}; the rest fell out of retention)`,
@@ -320,21 +407,44 @@ try {
       }),
     );
   }
-  figures.push(
-    figure({
-      figure: `server RSS with ${SLEEPERS} concurrent \`sleep 30\``,
-      execd: mib(memory.execd.loaded),
-      unit: 'MiB',
-      ...baseline(memory.original ? mib(memory.original.loaded) : undefined),
-    }),
-    figure({
-      figure: `marginal server memory per running process (${SLEEPERS} \`sleep 30\`)`,
-      execd: memory.execd.perProcess / 1024,
-      unit: 'KiB',
-      ...baseline(memory.original ? memory.original.perProcess / 1024 : undefined),
-    }),
-  );
-  for (const codec of ['msgpack', 'json']) {
+  for (const codec of FIGURES.has('pty') ? ['msgpack', 'json'] : []) {
+    figures.push(
+      figure({
+        figure: `one process writing ${PTY_MIB} MiB through a PTY, streamed to a client (execd ${codec}; median of ${STREAM_ROUNDS})`,
+        execd: pty[codec].mbPerSecond,
+        unit: 'MB/s',
+        ...baseline(pty.original?.mbPerSecond),
+      }),
+      figure({
+        figure: `server CPU per GiB through a PTY (execd ${codec})`,
+        execd: pty[codec].serverCpuPerGiB,
+        unit: 's/GiB',
+        ...baseline(pty.original?.serverCpuPerGiB),
+      }),
+      figure({
+        figure: `share of the ${PTY_MIB} MiB through a PTY the client received (execd ${codec})`,
+        execd: pty[codec].delivered * 100,
+        unit: '%',
+        ...baseline(pty.original ? pty.original.delivered * 100 : undefined),
+      }),
+    );
+  }
+  if (memory)
+    figures.push(
+      figure({
+        figure: `server RSS with ${SLEEPERS} concurrent \`sleep 30\``,
+        execd: mib(memory.execd.loaded),
+        unit: 'MiB',
+        ...baseline(memory.original ? mib(memory.original.loaded) : undefined),
+      }),
+      figure({
+        figure: `marginal server memory per running process (${SLEEPERS} \`sleep 30\`)`,
+        execd: memory.execd.perProcess / 1024,
+        unit: 'KiB',
+        ...baseline(memory.original ? memory.original.perProcess / 1024 : undefined),
+      }),
+    );
+  for (const codec of load ? ['msgpack', 'json'] : []) {
     figures.push(
       figure({
         figure: `${LOAD_CLIENTS} clients x ${LOAD_PROCESSES} processes streaming \`seq\` at once, aggregate (execd ${codec})`,

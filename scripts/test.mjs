@@ -5,7 +5,13 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { log, PNPM_BIN, ROOT, run } from './lib.mjs';
+import { BASE_ENV, log, PNPM_BIN, ROOT, run } from './lib.mjs';
+
+// The suites run thousands of login shells and kill some mid-start. On hosts whose rc files run
+// `pyenv init`, a login shell killed during `pyenv rehash` leaves its lock behind, and every later
+// login shell then waits up to 60 s for it. A negative timeout makes rehash give up at once
+// (the shims already exist); every test's children inherit it.
+const TEST_ENV = { ...BASE_ENV, PYENV_REHASH_TIMEOUT: process.env.PYENV_REHASH_TIMEOUT ?? '-1' };
 
 const filters = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const totals = { passed: 0, failed: 0, skipped: 0 };
@@ -53,7 +59,7 @@ for (const dir of projects) {
   const code = run(
     PNPM_BIN,
     ['exec', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${reportFile}`],
-    { cwd: join(ROOT, dir) },
+    { cwd: join(ROOT, dir), env: TEST_ENV },
   );
   if (!existsSync(reportFile)) {
     totals.failed += 1;

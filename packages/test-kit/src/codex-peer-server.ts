@@ -2,7 +2,7 @@
 // child in its own process group, reads its URL from stdout, and stops the whole group on close.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,13 +22,28 @@ export interface PeerServer extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-/** Starts the original exec-server on 127.0.0.1:0 with a scratch CODEX_HOME. */
-export async function startPeerServer(): Promise<PeerServer> {
-  const home = mkdtempSync(join(tmpdir(), 'execd-codex-home-'));
+/** Options of {@link startPeerServer}. */
+export interface PeerServerOptions {
+  /** Variables set on top of this process's environment and the scratch `CODEX_HOME`/`TMPDIR`. */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Starts the original exec-server on 127.0.0.1:0 with a scratch CODEX_HOME and a private TMPDIR.
+ * The TMPDIR matters: the original installs its `codex-linux-sandbox` helper alias under its temp
+ * dir and refuses to when CODEX_HOME sits under the shared one, so with the host's `/tmp` every
+ * sandboxed command fails with `bwrap: execvp codex-linux-sandbox`.
+ */
+export async function startPeerServer(options: PeerServerOptions = {}): Promise<PeerServer> {
+  const scratch = mkdtempSync(join(tmpdir(), 'execd-codex-peer-'));
+  const home = join(scratch, 'codex-home');
+  const privateTmp = join(scratch, 'tmp');
+  mkdirSync(home);
+  mkdirSync(privateTmp);
   const child = spawn(peerBinary(), ['exec-server', '--listen', 'ws://127.0.0.1:0'], {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, CODEX_HOME: home, RUST_LOG: 'error' },
+    env: { ...process.env, CODEX_HOME: home, TMPDIR: privateTmp, RUST_LOG: 'error', ...options.env },
   });
   let stdout = '';
   let stderr = '';
@@ -54,7 +69,7 @@ export async function startPeerServer(): Promise<PeerServer> {
         await exited;
         clearTimeout(timer);
       }
-      rmSync(home, { recursive: true, force: true });
+      rmSync(scratch, { recursive: true, force: true });
     })();
     return closing;
   };

@@ -26,6 +26,9 @@ const WORKER_LIFETIME_FDS: readonly { readonly what: string; readonly target: Re
     what: "sandboxing's seccomp filter cache",
     target: /\/(?:#\d+|execd-seccomp-[^/]+\/filter\.bpf) \(deleted\)$/,
   },
+  // libuv opens one inotify descriptor at the first `fs.watch` (exec-server's `fs/watchMissing`)
+  // and keeps it for the event loop's life, however many watchers come and go.
+  { what: "libuv's inotify descriptor", target: /^anon_inode:inotify$/ },
 ];
 
 /**
