@@ -20,3 +20,15 @@ export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string 
     })
     .join('; ');
 }
+
+/**
+ * The original's (serde's) text when the first issue is a missing required field:
+ * ``missing field `leaf` `` (the field's own name, only the first one). Undefined otherwise.
+ */
+export function serdeMissingField(issues: readonly v.BaseIssue<unknown>[]): string | undefined {
+  const first = issues[0];
+  if (first === undefined || first.kind !== 'schema' || first.type !== 'object') return undefined;
+  if (first.received !== 'undefined') return undefined;
+  const key = first.path?.at(-1)?.key;
+  return key === undefined ? undefined : `missing field \`${String(key)}\``;
+}

@@ -35,7 +35,7 @@ describe('decodeParams: required and optional fields as the original', () => {
     ['chunk', 'process/write', { processId: 'p', writeId: '1' }],
     ['signal', 'process/signal', { processId: 'p' }],
     ['clientName', 'initialize', {}],
-    ['shellSnapshot.shell', 'process/start', { ...START, shellSnapshot: { scopeId: 's' } }],
+    ['shell', 'process/start', { ...START, shellSnapshot: { scopeId: 's' } }],
   ] as const)('missing %s is -32602 naming the field', (field, method, params) => {
     const error = rpcError(() => decodeParams(method, JSON.parse(JSON.stringify(params))));
     expect(error.code).toBe('invalidParams');

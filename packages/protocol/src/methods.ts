@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { RpcError } from './errors.ts';
-import { describeIssues } from './issues.ts';
+import { describeIssues, serdeMissingField } from './issues.ts';
 import { CapabilityRootsDiscoverParams, CapabilityRootsDiscoverResponse } from './schemas/capability.ts';
 import { Empty } from './schemas/common.ts';
 import { EnvironmentConfigReadParams, EnvironmentConfigReadResponse } from './schemas/config.ts';
@@ -311,7 +311,10 @@ export function decodeParams<M extends MethodName>(method: M, raw: unknown): Par
   const schema = METHODS[method].params as v.GenericSchema;
   const parsed = v.safeParse(schema, raw === undefined ? null : raw);
   if (!parsed.success) {
-    throw new RpcError('invalidParams', `invalid params for ${method}: ${describeIssues(parsed.issues)}`);
+    // A missing field reads exactly as the original's; anything else names the method and fields.
+    const message =
+      serdeMissingField(parsed.issues) ?? `invalid params for ${method}: ${describeIssues(parsed.issues)}`;
+    throw new RpcError('invalidParams', message);
   }
   return parsed.output as ParamsOf<M>;
 }

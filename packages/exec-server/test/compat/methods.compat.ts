@@ -412,45 +412,5 @@ describe('methods beyond process/*: execd vs the original exec-server', () => {
   }
 });
 
-/**
- * A missing field: execd names the method and every missing field (`invalid params for M: missing
- * field \`a\`; missing field \`b\``), the original (serde) only the first one, without the method.
- * The same difference as for process/start in transcripts.compat.ts; one systemic choice of
- * `decodeParams`, listed for docs/protocol.md.
- */
-function missingField(scenario: string, index: number, method: string, fields: string[]): Difference {
-  return {
-    scenario,
-    path: `/${index}/reply/error/message`,
-    execd: `invalid params for ${method}: ${fields.map((field) => `missing field \`${field}\``).join('; ')}`,
-    original: `missing field \`${fields[0]!.replace(/^options\./, '')}\``,
-  };
-}
-
 /** Observed against Codex CLI 0.169.0; a new or changed difference fails its scenario. */
-const KNOWN_DIFFERENCES: Difference[] = [
-  missingField('fs/readFile: file, missing, bare path, FIFO, directory, symlink loop', 8, 'fs/readFile', [
-    'path',
-  ]),
-  missingField('fs/copy and fs/remove', 1, 'fs/copy', ['recursive']),
-  missingField('fs/walk: limits and required options', 1, 'fs/walk', [
-    'options.maxDepth',
-    'options.maxDirectories',
-    'options.maxEntries',
-    'options.followDirectorySymlinks',
-  ]),
-  missingField('fs/walk: limits and required options', 2, 'fs/walk', [
-    'options.maxDirectories',
-    'options.maxEntries',
-    'options.followDirectorySymlinks',
-  ]),
-  missingField(
-    'environmentConfig/read: user and project layers, a malformed file',
-    6,
-    'environmentConfig/read',
-    ['cwd', 'configPaths', 'requirementsPaths'],
-  ),
-  missingField('http/request: methods, headers, redirects, errors, a streamed body', 9, 'http/request', [
-    'requestId',
-  ]),
-];
+const KNOWN_DIFFERENCES: Difference[] = [];

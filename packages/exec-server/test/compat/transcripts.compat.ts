@@ -271,12 +271,6 @@ const KNOWN_DIFFERENCES: Difference[] = [
   },
   {
     scenario: 'errors of process methods',
-    path: '/10/reply/error/message',
-    execd: 'invalid params for process/start: missing field `env`',
-    original: 'missing field `env`',
-  },
-  {
-    scenario: 'errors of process methods',
     path: '/11/reply/error/message',
     execd:
       'invalid params for process/signal: `signal`: Invalid type: Expected "interrupt" but received "hangup"',
