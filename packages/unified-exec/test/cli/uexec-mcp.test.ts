@@ -41,6 +41,11 @@ async function connect(
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [script, 'mcp', '--cwd', options.cwd ?? dir, ...args],
+    // The SDK passes only a few variables by default; the server should see the test's
+    // environment (as an MCP host's configured env), e.g. npm test's PYENV_REHASH_TIMEOUT.
+    env: Object.fromEntries(
+      Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined),
+    ),
     stderr: 'pipe',
   });
   const client = new Client(
