@@ -99,10 +99,19 @@ describe('uexec', () => {
     const id = await waitFor(() => /Process running with session ID (\d+)/.exec(child.stdout)?.[1], {
       what: 'a session id',
     });
+    const prompts = (): number => child.stdout.split('uexec> ').length;
+    let seen = prompts();
     child.send(`write ${id} hello\\n\n`);
-    await waitFor(() => child.stdout.includes('hello\r\nhello\r\n'), {
-      what: `the echo in ${JSON.stringify(child.stdout)}`,
-    });
+    // The tty echoes at once; cat's own line may come after the write's 250 ms yield (a loaded
+    // machine): poll until both have arrived, as a model would.
+    const hellos = (): number => child.stdout.split('hello\r\n').length - 1;
+    for (let polls = 0; polls < 4; polls++) {
+      await waitFor(() => prompts() > seen, { what: `a result in ${JSON.stringify(child.stdout)}` });
+      seen = prompts();
+      if (hellos() >= 2) break;
+      child.send(`poll ${id} 1000\n`);
+    }
+    expect(hellos()).toBe(2);
     child.send(`write ${id} \\x04\n`);
     await waitFor(() => child.stdout.includes('Process exited with code 0'), {
       what: `the exit in ${JSON.stringify(child.stdout)}`,
