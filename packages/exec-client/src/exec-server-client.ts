@@ -2,7 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   abortedBy,
   type ClientRequestMethod,
-  decodeParams,
   decodeResult,
   Emitter,
   type EnvironmentInfo,
@@ -27,7 +26,7 @@ import {
 import type { ClientState } from './client-state.ts';
 import { describeError, isRetryable, isTransportLoss } from './errors.ts';
 import { NetworkPolicyRouter } from './network-policy-router.ts';
-import { notificationEvent } from './notification-event.ts';
+import { dispatchNotification, type NotificationTargets } from './notification-dispatch.ts';
 import { ProcessRouter } from './process-router.ts';
 import { type CallOptions, type ProcessLink, RemoteProcess } from './remote-process.ts';
 import { RpcConnection } from './rpc-connection.ts';
@@ -51,6 +50,7 @@ export class ExecServerClient implements AsyncDisposable {
   /** `fs/missingChanged` watch ids, for RemoteFileSystem. */
   readonly #missingChanged: Emitter<number>;
   readonly #link: ProcessLink;
+  readonly #notificationTargets: NotificationTargets;
   #conn: RpcConnection | undefined;
   #sessionId = '';
   #initialize: InitializeResponse | undefined;
@@ -75,6 +75,12 @@ export class ExecServerClient implements AsyncDisposable {
       onDecision: options.onNetworkPolicyDecision,
       logger: options.logger,
     });
+    this.#notificationTargets = {
+      router: this.#router,
+      network: this.#network,
+      missingChanged: this.#missingChanged,
+      logger: options.logger,
+    };
     this.#link = {
       call: (method, params, callOptions) => this.#call(method, params, callOptions),
       closedSignal: this.#closed.signal,
@@ -320,49 +326,7 @@ export class ExecServerClient implements AsyncDisposable {
 
   #onNotification(conn: RpcConnection | undefined, method: string, params: unknown): void {
     if (conn === undefined || conn !== this.#conn) return;
-    if (method === 'network/policyDecision') {
-      this.#network.accept(params);
-      return;
-    }
-    if (method === 'process/waitingForInput') {
-      this.#onWaitingForInput(params);
-      return;
-    }
-    if (method === 'fs/missingChanged') {
-      try {
-        this.#missingChanged.fire(decodeParams(method, params).watchId);
-      } catch (error) {
-        this.#logger.warn('invalid notification from the exec-server', { method, error });
-      }
-      return;
-    }
-    let routed: ReturnType<typeof notificationEvent>;
-    try {
-      routed = notificationEvent(method, params);
-    } catch (error) {
-      // Dropping it only opens a hole, which a read fills.
-      this.#logger.warn('invalid notification from the exec-server', { method, error });
-      return;
-    }
-    if (routed === undefined) {
-      this.#logger.debug('ignored notification', { method });
-      return;
-    }
-    if (Array.isArray(routed)) for (const one of routed) this.#router.accept(one);
-    else this.#router.accept(routed);
-  }
-
-  /** An execd server's `process/waitingForInput` (unsequenced, best effort like every notification). */
-  #onWaitingForInput(params: unknown): void {
-    try {
-      const { processId, seq } = decodeParams('process/waitingForInput', params);
-      this.#router.lookup(processId)?.waitingForInput.fire(seq);
-    } catch (error) {
-      this.#logger.warn('invalid notification from the exec-server', {
-        method: 'process/waitingForInput',
-        error,
-      });
-    }
+    dispatchNotification(this.#notificationTargets, method, params);
   }
 
   #onTransportLost(conn: RpcConnection | undefined, reason: string): void {
