@@ -1,0 +1,82 @@
+// What the registry would receive: every public package packed with pnpm, checked as the release
+// script checks it before publishing (scripts/release.mjs), and the release tooling itself.
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { expect, test } from 'vitest';
+import { manifestProblems, packPublicPackages } from '../scripts/packed-manifests.mjs';
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, '..');
+
+test('every public package packs into a manifest the registry can take', () => {
+  const packed = packPublicPackages();
+  expect(packed.map((p) => p.manifest.name).sort()).toEqual([
+    '@execd/exec-client',
+    '@execd/exec-server',
+    '@execd/network-proxy',
+    '@execd/protocol',
+    '@execd/pty-utils',
+    '@execd/sandboxing',
+    '@execd/shell-snapshot',
+    '@execd/unified-exec',
+  ]);
+  expect(packed.flatMap(manifestProblems)).toEqual([]);
+  const protocol = packed.find((p) => p.manifest.name === '@execd/protocol');
+  // A user's code validates with the protocol's exported schemas: one valibot instance, shared.
+  expect(protocol?.manifest.peerDependencies?.valibot).toMatch(/^\^1\./);
+  expect(protocol?.manifest.dependencies?.valibot).toBeUndefined();
+  const client = packed.find((p) => p.manifest.name === '@execd/exec-client');
+  expect(client?.manifest.dependencies?.['@execd/protocol']).toMatch(/^\^\d/);
+  expect(client?.manifest.dependencies?.ws).toMatch(/^\^8\./);
+}, 120_000);
+
+test('the checks catch what must never reach the registry', () => {
+  const good = {
+    manifest: {
+      name: '@execd/x',
+      version: '1.0.0',
+      description: 'd',
+      license: 'Apache-2.0',
+      repository: {},
+      homepage: 'h',
+      bugs: {},
+      exports: {},
+      engines: {},
+      publishConfig: { access: 'public' },
+      dependencies: { ws: '^8.0.0', '@execd/protocol': '^0.1.0' },
+    },
+    files: ['LICENSE', 'README.md', 'package.json'],
+    readme: '[abs](https://example.com/docs/a.md)',
+  };
+  expect(manifestProblems(good)).toEqual([]);
+  const bad = {
+    manifest: {
+      ...good.manifest,
+      homepage: undefined,
+      publishConfig: undefined,
+      dependencies: { ws: '8.23.0', '@execd/protocol': 'workspace:^' },
+      peerDependencies: { valibot: 'catalog:' },
+    },
+    files: ['package.json'],
+    readme: 'see [the protocol](../../docs/protocol.md)',
+  };
+  expect(manifestProblems(bad)).toEqual([
+    '@execd/x: no "homepage"',
+    '@execd/x: publishConfig.access is not "public"',
+    '@execd/x: the tarball has no LICENSE',
+    '@execd/x: the tarball has no README.md',
+    '@execd/x: dependencies.@execd/protocol is "workspace:^"',
+    '@execd/x: peerDependencies.valibot is "catalog:"',
+    '@execd/x: dependencies.ws is pinned exactly ("8.23.0"); use a range',
+    '@execd/x: README links ../../docs/protocol.md relatively',
+  ]);
+});
+
+test('changesets runs on this Node and publishes public packages only', async () => {
+  const config = JSON.parse(await readFile(join(ROOT, '.changeset', 'config.json'), 'utf8'));
+  expect(config.access).toBe('public');
+  const { stdout } = await run(join(ROOT, 'node_modules', '.bin', 'changeset'), ['--version'], { cwd: ROOT });
+  expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+});
