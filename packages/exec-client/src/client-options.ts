@@ -12,11 +12,19 @@ import {
   SESSION_RECOVERY_TIMEOUT_MS,
 } from './limits.ts';
 import type { NetworkPolicyDecisionListener } from './network-policy.ts';
+import type { StdioCommand } from './stdio-channel.ts';
 
 /** Options of `ExecServerClient.connect`. Every duration has the original's default. */
 export interface ExecServerClientOptions {
-  /** `ws://host:port` of the exec-server. */
-  readonly url: string;
+  /** `ws://host:port` of the exec-server (or give `command`). */
+  readonly url?: string | undefined;
+  /**
+   * Instead of `url`: spawn this command and speak the protocol over its stdin/stdout, e.g.
+   * `['ssh', 'host', 'execd-server', '--listen', 'stdio']` (an argv, or `{argv, cwd, env}`).
+   * Always the JSON codec. The server ends the session at EOF, so a lost command is not
+   * resumed: every process fails and later calls reject (see the README).
+   */
+  readonly command?: readonly string[] | StdioCommand | undefined;
   /** Bearer token for servers that require one. */
   readonly token?: string | undefined;
   /** `msgpack` (default; execd servers) or `json` (the original's codec; any server). */
@@ -53,7 +61,8 @@ export interface ExecServerClientOptions {
 
 /** The options with every default filled in. */
 export interface ResolvedClientOptions {
-  readonly url: string;
+  readonly url: string | undefined;
+  readonly command: StdioCommand | undefined;
   readonly token: string | undefined;
   readonly codec: CodecName;
   readonly clientName: string;
@@ -81,14 +90,29 @@ function duration(name: string, value: number | undefined, fallback: number): nu
   return value;
 }
 
+function resolveCommand(command: ExecServerClientOptions['command']): StdioCommand | undefined {
+  if (command === undefined) return undefined;
+  const resolved: StdioCommand = 'argv' in command ? command : { argv: command as readonly string[] };
+  if (resolved.argv.length === 0) throw new RangeError('command must not be empty');
+  return resolved;
+}
+
 /** Fills in defaults and checks every duration. */
 export function resolveClientOptions(options: ExecServerClientOptions): ResolvedClientOptions {
-  const codec = options.codec ?? 'msgpack';
+  const command = resolveCommand(options.command);
+  if ((command === undefined) === (options.url === undefined)) {
+    throw new RangeError('give exactly one of url and command');
+  }
+  const codec = options.codec ?? (command === undefined ? 'msgpack' : 'json');
   if (codec !== 'msgpack' && codec !== 'json') {
     throw new RangeError(`codec must be 'msgpack' or 'json', got ${String(codec)}`);
   }
+  if (command !== undefined && codec !== 'json') {
+    throw new RangeError(`a stdio command speaks the json codec only, got codec ${codec}`);
+  }
   return {
     url: options.url,
+    command,
     token: options.token,
     codec,
     clientName: options.clientName ?? 'execd-client',

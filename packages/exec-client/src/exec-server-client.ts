@@ -30,6 +30,8 @@ import { dispatchNotification, type NotificationTargets } from './notification-d
 import { ProcessRouter } from './process-router.ts';
 import { type CallOptions, type ProcessLink, RemoteProcess } from './remote-process.ts';
 import { RpcConnection } from './rpc-connection.ts';
+import { type RunOptions, type RunResult, runCommand } from './run.ts';
+import { activeTraceContext, loadOpenTelemetry } from './trace-propagation.ts';
 
 /**
  * The exec-server client (the original's `ExecServerClient`): one WebSocket connection, a
@@ -91,6 +93,7 @@ export class ExecServerClient implements AsyncDisposable {
   /** Connects, sends `initialize` (resuming `resumeSessionId` when given) and `initialized`. */
   static async connect(options: ExecServerClientOptions): Promise<ExecServerClient> {
     const client = new ExecServerClient(resolveClientOptions(options));
+    await loadOpenTelemetry();
     try {
       await client.#handshake(client.#options.resumeSessionId, {
         connectTimeoutMs: client.#options.connectTimeoutMs,
@@ -135,6 +138,7 @@ export class ExecServerClient implements AsyncDisposable {
    * `options.networkPolicyDecider` answers this process's `network/policyRequest`s.
    */
   async start(params: ExecParams, options: StartOptions = {}): Promise<RemoteProcess> {
+    const trace = activeTraceContext();
     const conn = await this.#usableConnection();
     const processId = params.processId;
     const session = this.#router.route(processId);
@@ -142,7 +146,7 @@ export class ExecServerClient implements AsyncDisposable {
     if (!session.started && session.pendingStarts === 0)
       session.network.decider = options.networkPolicyDecider;
     session.pendingStarts += 1;
-    const request = conn.request('process/start', params);
+    const request = conn.request('process/start', params, { trace });
     this.#inflightStarts.add(request);
     try {
       const response = decodeResult('process/start', await request);
@@ -156,6 +160,16 @@ export class ExecServerClient implements AsyncDisposable {
       session.pendingStarts -= 1;
       if (!session.started && session.pendingStarts === 0) this.#router.unroute(session);
     }
+  }
+
+  /**
+   * Runs a command to completion and collects its output: `run(['ls', '-l'])` runs the argv,
+   * `run('make && make test')` runs `[shell, '-lc', command]` with the server's shell. Resolves
+   * for any exit code; kills the process on `timeoutMs` (`timedOut: true`) or `cancelSignal`
+   * (rejects with an `aborted` ExecError). See {@link RunOptions}.
+   */
+  run(command: string | readonly string[], options?: RunOptions): Promise<RunResult> {
+    return runCommand(this, command, options);
   }
 
   /** `environment/info` (30 s deadline). */
@@ -238,6 +252,7 @@ export class ExecServerClient implements AsyncDisposable {
     let conn: RpcConnection | undefined;
     conn = await RpcConnection.open({
       url: this.#options.url,
+      command: this.#options.command,
       token: this.#options.token,
       codec: this.#options.codec,
       connectTimeoutMs: timeouts.connectTimeoutMs,
@@ -309,10 +324,12 @@ export class ExecServerClient implements AsyncDisposable {
   }
 
   async #call(method: ClientRequestMethod, params: unknown, options: CallOptions): Promise<unknown> {
+    // Read before the first await: the caller's context, whenever the request goes out.
+    const trace = activeTraceContext();
     for (;;) {
       const conn = await this.#usableConnection(options.cancelSignal);
       try {
-        return await conn.request(method, params, options);
+        return await conn.request(method, params, { ...options, trace });
       } catch (error) {
         const lost = ExecError.is(error) && error.code === 'transportClosed' && !conn.isOpen;
         if (options.retry && lost && this.#state !== 'closed') {
@@ -332,6 +349,12 @@ export class ExecServerClient implements AsyncDisposable {
   #onTransportLost(conn: RpcConnection | undefined, reason: string): void {
     if (conn === undefined || conn !== this.#conn || this.#state !== 'ready') return;
     const disconnect = `exec-server transport disconnected: ${reason}`;
+    if (this.#options.command !== undefined) {
+      // The server ended the session with its stdin (it kills its processes at EOF): there is
+      // nothing to resume, as the original's stdio client (spec §2.1).
+      this.#failAll(disconnect);
+      return;
+    }
     this.#logger.debug('exec-server connection lost; resuming the session', { reason });
     this.#setState('recovering');
     this.#recovery = this.#recover(disconnect);

@@ -24,6 +24,8 @@ export {
   REMOTE_NETWORK_DENIALS_MAX,
   RESERVED_CLEANUP_CALLS,
   SESSION_RECOVERY_TIMEOUT_MS,
+  STDIO_CLOSE_TIMEOUT_MS,
+  STDIO_STDERR_TAIL_BYTES,
 } from './limits.ts';
 export {
   DEFAULT_ASK_REASON,
@@ -34,3 +36,12 @@ export {
 export { RemoteBackend, type RemoteBackendOptions } from './remote-backend.ts';
 export { RemoteFileSystem } from './remote-file-system.ts';
 export { type CallOptions, RemoteProcess } from './remote-process.ts';
+export {
+  RUN_DEFAULT_ENV_POLICY,
+  RUN_MAX_OUTPUT_BYTES,
+  type RunHost,
+  type RunOptions,
+  type RunResult,
+  runCommand,
+} from './run.ts';
+export type { StdioCommand } from './stdio-channel.ts';

@@ -76,6 +76,16 @@ export const CLIENT_KEEPALIVE_INTERVAL_MS = 15_000;
 export const CLOSE_HANDSHAKE_TIMEOUT_MS = 1_000;
 
 /**
+ * Bounded wait for a stdio command to exit after its stdin was closed, before it is killed. At
+ * EOF the server terminates every process of its session first, so this is longer than the
+ * WebSocket close handshake (the original's `dropping_stdio_client_terminates_spawned_process`).
+ */
+export const STDIO_CLOSE_TIMEOUT_MS = 5_000;
+
+/** The tail of a stdio command's stderr kept for the close reason (where ssh says what failed). */
+export const STDIO_STDERR_TAIL_BYTES = 2_048;
+
+/**
  * Network denials a RemoteProcess keeps for `networkDenials()`: the newest 1000, as the server's
  * proxy keeps for `LocalExecProcess.networkDenials()`.
  */

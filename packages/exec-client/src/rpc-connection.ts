@@ -12,15 +12,20 @@ import {
   type RpcMessage,
   sniffCodec,
   TransportClosedError,
+  type W3cTraceContext,
 } from '@execd/protocol';
-import WebSocket, { type RawData } from 'ws';
-import { UpgradeRefusedError } from './errors.ts';
+import type { FrameChannel } from './frame-channel.ts';
 import { InboundRequests, type NetworkPolicyRequestHandler } from './inbound-requests.ts';
-import { CLOSE_HANDSHAKE_TIMEOUT_MS, MAX_IN_FLIGHT_CALLS, RESERVED_CLEANUP_CALLS } from './limits.ts';
+import { MAX_IN_FLIGHT_CALLS, RESERVED_CLEANUP_CALLS } from './limits.ts';
+import { openStdioChannel, type StdioCommand } from './stdio-channel.ts';
+import { openWebSocketChannel } from './websocket-channel.ts';
 
 /** Options of {@link RpcConnection.open}. */
 export interface RpcConnectionOptions {
-  readonly url: string;
+  /** `ws://host:port` of the exec-server; or `command` instead. */
+  readonly url?: string | undefined;
+  /** Spawn this and speak newline-delimited JSON over its stdin/stdout (JSON codec only). */
+  readonly command?: StdioCommand | undefined;
   /** Sent as `Authorization: Bearer <token>` on the upgrade. */
   readonly token?: string | undefined;
   /** Codec of outbound frames; inbound frames are sniffed (text = JSON, binary = msgpack or JSON). */
@@ -48,6 +53,8 @@ export interface RequestOptions {
   readonly cleanup?: boolean | undefined;
   /** Abandons the call: rejects with an `aborted` ExecError; a late answer is ignored. */
   readonly cancelSignal?: AbortSignal | undefined;
+  /** The caller's W3C trace context, sent as the request's `trace` member. */
+  readonly trace?: W3cTraceContext | undefined;
 }
 
 interface Pending {
@@ -59,13 +66,14 @@ interface Pending {
 }
 
 /**
- * One WebSocket carrying the exec-server JSON-RPC dialect: integer request ids from 1, responses
- * matched by id (in any order), a bounded pending table, notifications handed to the owner, and
- * the server's requests answered (`network/policyRequest` by the owner's handler, anything else
- * -32601). It never reconnects: the client builds a new one.
+ * One channel (a WebSocket, or a spawned command's stdio) carrying the exec-server JSON-RPC
+ * dialect: integer request ids from 1, responses matched by id (in any order), a bounded pending
+ * table, notifications handed to the owner, and the server's requests answered
+ * (`network/policyRequest` by the owner's handler, anything else -32601). It never reconnects:
+ * the client builds a new one.
  */
 export class RpcConnection {
-  readonly #socket: WebSocket;
+  readonly #channel: FrameChannel;
   readonly #codec: Codec;
   readonly #decoders: Readonly<Record<CodecName, Codec>>;
   readonly #options: RpcConnectionOptions;
@@ -80,8 +88,8 @@ export class RpcConnection {
   #lastActivityMs = performance.now();
   #keepalive: NodeJS.Timeout | undefined;
 
-  private constructor(socket: WebSocket, options: RpcConnectionOptions) {
-    this.#socket = socket;
+  private constructor(channel: FrameChannel, options: RpcConnectionOptions) {
+    this.#channel = channel;
     this.#options = options;
     this.#logger = options.logger ?? NOOP_LOGGER;
     const limits = { maxFrameBytes: options.maxFrameBytes ?? MAX_FRAME_BYTES };
@@ -95,82 +103,47 @@ export class RpcConnection {
     this.#closedPromise = new Promise((resolve) => {
       this.#resolveClosed = resolve;
     });
-    socket.on('message', (data, isBinary) => this.#onFrame(data, isBinary));
-    socket.on('ping', () => this.#touch());
-    socket.on('pong', () => this.#touch());
-    socket.on('error', (error) => {
-      this.#errorText ??= error.message;
+    channel.listen({
+      onFrame: (frame, isBinary) => this.#onFrame(frame, isBinary),
+      onActivity: () => this.#touch(),
+      onError: (error) => {
+        this.#errorText ??= error.message;
+      },
+      onClose: (code, reason) => this.#onClosed(code, this.#errorText ?? reason),
     });
-    socket.on('close', (code, reason) => {
-      const text = reason.toString();
-      this.#onClosed(code, this.#errorText ?? `websocket closed (${code}${text ? ` ${text}` : ''})`);
-    });
-    if (options.keepaliveIntervalMs > 0) {
+    if (options.keepaliveIntervalMs > 0 && channel.pings) {
       this.#keepalive = setInterval(() => this.#checkAlive(), options.keepaliveIntervalMs);
       this.#keepalive.unref();
     }
   }
 
-  /** Opens the WebSocket; rejects with `connectTimeout` or `transportClosed` (refused, HTTP error). */
-  static open(options: RpcConnectionOptions): Promise<RpcConnection> {
-    const headers: Record<string, string> = {};
-    if (options.token !== undefined) headers.Authorization = `Bearer ${options.token}`;
-    return new Promise((resolve, reject) => {
-      const socket = new WebSocket(options.url, {
-        headers,
-        perMessageDeflate: false,
-        maxPayload: options.maxFrameBytes ?? MAX_FRAME_BYTES,
-      });
-      const onAbort = (): void =>
-        fail(new ExecError('aborted', `connecting to exec-server at ${options.url} was cancelled`));
-      const fail = (error: ExecError): void => {
-        clearTimeout(timer);
-        options.cancelSignal?.removeEventListener('abort', onAbort);
-        socket.removeAllListeners();
-        socket.on('error', () => {});
-        socket.terminate();
-        reject(error);
-      };
-      const timer = setTimeout(
-        () =>
-          fail(
-            new ExecError(
-              'connectTimeout',
-              `timed out connecting to exec-server at ${options.url} after ${options.connectTimeoutMs} ms`,
-            ),
-          ),
-        options.connectTimeoutMs,
-      );
-      if (options.cancelSignal?.aborted) {
-        onAbort();
-        return;
-      }
-      options.cancelSignal?.addEventListener('abort', onAbort, { once: true });
-      socket.once('open', () => {
-        clearTimeout(timer);
-        options.cancelSignal?.removeEventListener('abort', onAbort);
-        socket.removeAllListeners();
-        resolve(new RpcConnection(socket, options));
-      });
-      socket.once('unexpected-response', (_request, response) => {
-        response.resume();
-        fail(new UpgradeRefusedError(options.url, response.statusCode ?? 0));
-      });
-      socket.once('error', (error) =>
-        fail(
-          new TransportClosedError(
-            undefined,
-            `failed to connect to exec-server at ${options.url}: ${error.message}`,
-            { cause: error },
-          ),
-        ),
-      );
-    });
+  /**
+   * Opens the WebSocket (`url`) or spawns the command (`command`); rejects with `connectTimeout`
+   * or `transportClosed` (refused, HTTP error, command not startable).
+   */
+  static async open(options: RpcConnectionOptions): Promise<RpcConnection> {
+    const channel =
+      options.command !== undefined
+        ? await openStdioChannel({
+            command: options.command,
+            maxFrameBytes: options.maxFrameBytes,
+            cancelSignal: options.cancelSignal,
+          })
+        : await openWebSocketChannel({
+            url: options.url ?? '',
+            token: options.token,
+            connectTimeoutMs: options.connectTimeoutMs,
+            maxFrameBytes: options.maxFrameBytes,
+            cancelSignal: options.cancelSignal,
+          });
+    // Only text frames on stdio: JSON whatever the caller asked for.
+    const codec = channel.binaryFrames ? options.codec : 'json';
+    return new RpcConnection(channel, { ...options, codec });
   }
 
-  /** True until the socket closed (or began closing). */
+  /** True until the channel closed (or began closing). */
   get isOpen(): boolean {
-    return this.#closeReason === undefined && this.#socket.readyState === WebSocket.OPEN;
+    return this.#closeReason === undefined && this.#channel.isOpen;
   }
 
   /** Why the socket closed, once it has. */
@@ -227,7 +200,12 @@ export class RpcConnection {
       }
       this.#pending.set(id, { method, resolve, reject, timer, cleanupAbort });
       this.#logger.trace('rpc out', { id, method });
-      this.#send({ kind: 'request', id, method, params });
+      const trace = options.trace;
+      this.#send(
+        trace === undefined
+          ? { kind: 'request', id, method, params }
+          : { kind: 'request', id, method, params, trace },
+      );
     });
   }
 
@@ -237,24 +215,22 @@ export class RpcConnection {
     this.#send({ kind: 'notification', method, params });
   }
 
-  /** Closes with a close handshake (bounded), then destroys the socket. Idempotent. */
+  /** Closes gracefully (bounded: a close handshake, or stdin EOF), then destroys. Idempotent. */
   async close(): Promise<void> {
-    if (this.#socket.readyState === WebSocket.OPEN) this.#socket.close(1000, 'client closed');
-    const timer = setTimeout(() => this.#socket.terminate(), CLOSE_HANDSHAKE_TIMEOUT_MS);
+    this.#channel.close();
     await this.#closedPromise;
-    clearTimeout(timer);
   }
 
   /** Destroys the socket at once (no close frame); `reason` becomes the close reason. */
   terminate(reason: string): void {
     this.#errorText ??= reason;
-    this.#socket.terminate();
+    this.#channel.terminate();
   }
 
   #send(message: RpcMessage): void {
     try {
       const frame = this.#codec.binary ? this.#codec.encode(message) : this.#codec.encodeText(message);
-      this.#socket.send(frame, { binary: this.#codec.binary });
+      this.#channel.send(frame, this.#codec.binary);
     } catch (error) {
       this.#logger.warn('failed to send a frame', { error });
       this.terminate(`failed to send a frame: ${error instanceof Error ? error.message : String(error)}`);
@@ -272,17 +248,11 @@ export class RpcConnection {
       this.terminate(`no traffic from the exec-server for ${Math.round(silentMs)} ms`);
       return;
     }
-    if (this.#socket.readyState === WebSocket.OPEN) this.#socket.ping();
+    this.#channel.ping();
   }
 
-  #onFrame(data: RawData, isBinary: boolean): void {
+  #onFrame(frame: Buffer, isBinary: boolean): void {
     this.#touch();
-    // ws hands out Buffers (binaryType "nodebuffer"); never copy a large frame needlessly.
-    const frame = Buffer.isBuffer(data)
-      ? data
-      : Array.isArray(data)
-        ? Buffer.concat(data)
-        : Buffer.from(data as ArrayBuffer);
     let message: RpcMessage;
     try {
       message = this.#decoders[sniffCodec(frame, isBinary)].decode(frame);
@@ -326,7 +296,7 @@ export class RpcConnection {
     return new TransportClosedError(undefined, `exec-server transport disconnected: ${this.#closeReason}`);
   }
 
-  #onClosed(code: number, reason: string): void {
+  #onClosed(code: number | undefined, reason: string): void {
     if (this.#closeReason !== undefined) return;
     this.#closeReason = reason;
     clearInterval(this.#keepalive);

@@ -181,4 +181,5 @@ export {
   SandboxPreference,
   SandboxType,
 } from './schemas/sandbox.ts';
+export { readTraceContext, W3cTraceContext } from './trace-context.ts';
 export { fileUriToPath, pathToFileUri } from './uri.ts';

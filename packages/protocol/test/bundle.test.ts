@@ -15,7 +15,10 @@ const BUNDLE = join(PACKAGE_DIR, 'dist', 'index.js');
 const ENTRIES = [BUNDLE, join(PACKAGE_DIR, 'dist', 'contract', 'index.js')];
 const manifest = JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as {
   dependencies: Record<string, string>;
+  peerDependencies?: Record<string, string>;
 };
+/** What the bundles may import: dependencies and peers (valibot is a peer: users share it). */
+const DECLARED = [...Object.keys(manifest.dependencies), ...Object.keys(manifest.peerDependencies ?? {})];
 const NODE_BUILTINS = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
 
 /** Every module specifier a JS module's text imports, re-exports, dynamically imports or requires. */
@@ -58,14 +61,14 @@ describe('dist/index.js and dist/contract/index.js', () => {
       if (entry === BUNDLE) expect(imports.size).toBeGreaterThan(0);
       for (const specifier of imports) {
         expect(NODE_BUILTINS.has(specifier), `imports Node builtin ${specifier}`).toBe(false);
-        expect(Object.keys(manifest.dependencies), `imports undeclared ${specifier}`).toContain(specifier);
+        expect(DECLARED, `imports undeclared ${specifier}`).toContain(specifier);
       }
       expect(readFileSync(entry, 'utf8')).not.toMatch(/["']node:/);
     }
   });
 
   test('its dependencies import no Node builtin either', () => {
-    for (const dependency of Object.keys(manifest.dependencies)) {
+    for (const dependency of DECLARED) {
       // The ESM entry a bundler would use for a browser build.
       const entry = esmEntry(realpathSync(join(PACKAGE_DIR, 'node_modules', dependency, 'package.json')));
       for (const specifier of bareImports(entry)) {

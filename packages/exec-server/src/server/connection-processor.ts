@@ -13,6 +13,7 @@ import {
   RPC_ERROR_NUMBERS,
   RpcError,
   type RpcMessage,
+  readTraceContext,
   responseMessage,
   TransportClosedError,
 } from '@execd/protocol';
@@ -31,6 +32,11 @@ export const SERVER_REQUEST_ID_PREFIX = 'np-';
  * kernel's buffers, then TCP flow control, push back on the client.
  */
 export const MAX_PENDING_INBOUND_MESSAGES = 128;
+/**
+ * Frame bytes queued (received, not dispatched yet) at which reading pauses too: 128 frames of up
+ * to the 64 MiB frame limit would otherwise let one connection park gigabytes in the queue.
+ */
+export const MAX_PENDING_INBOUND_BYTES = 16 * 1024 * 1024;
 
 /** What a transport (WebSocket, stdio) offers the processor of one connection. */
 export interface ConnectionTransport {
@@ -76,9 +82,10 @@ export interface ConnectionProcessorOptions {
   readonly systemConfigDir?: string | undefined;
 }
 
-type InboundEvent =
+type InboundEvent = (
   | { readonly kind: 'message'; readonly message: RpcMessage; readonly codec: CodecName }
-  | { readonly kind: 'malformed'; readonly reason: string; readonly codec: CodecName };
+  | { readonly kind: 'malformed'; readonly reason: string; readonly codec: CodecName }
+) & { readonly frameBytes: number };
 
 /**
  * Runs one connection (spec §2.5, §2.6): reads classified frames in arrival order, answers
@@ -92,6 +99,7 @@ export class ConnectionProcessor {
   readonly #mode: DispatchMode;
   readonly #lanes: { readonly control: RequestLane; readonly ordinary: RequestLane } | undefined;
   readonly #inbox: InboundEvent[] = [];
+  #inboxBytes = 0;
   readonly #abort = new AbortController();
   readonly #done: Promise<void>;
   readonly #abortedPromise: Promise<void>;
@@ -159,13 +167,13 @@ export class ConnectionProcessor {
    * requests are matched at once, not queued behind requests in flight (an inline long-poll must
    * not hold up the decision a command waits for).
    */
-  receive(message: RpcMessage, codec: CodecName): void {
+  receive(message: RpcMessage, codec: CodecName, frameBytes = 0): void {
     this.#codec ??= codec;
     if (message.kind === 'response' || message.kind === 'error') {
       this.#receiveAnswer(message);
       return;
     }
-    this.#push({ kind: 'message', message, codec });
+    this.#push({ kind: 'message', message, codec, frameBytes });
   }
 
   /**
@@ -180,7 +188,7 @@ export class ConnectionProcessor {
   /** A frame that could not be decoded; `reason` is the full text sent back with id -1. */
   receiveMalformed(reason: string, codec: CodecName): void {
     this.#codec ??= codec;
-    this.#push({ kind: 'malformed', reason, codec });
+    this.#push({ kind: 'malformed', reason, codec, frameBytes: 0 });
   }
 
   /** The transport is gone (closed, EOF, error). Idempotent. */
@@ -188,6 +196,11 @@ export class ConnectionProcessor {
     if (this.#abort.signal.aborted) return;
     if (reason) this.#logger.debug('connection disconnected', { connection: this.#transport.label, reason });
     this.#abort.abort(new RpcError('transportClosed', reason ?? 'connection closed'));
+    // Messages not dispatched yet are dropped now, not when the session lets go of this connection:
+    // a detached session keeps its last attachment (for evict()) for the whole TTL, and queued
+    // frames (up to MAX_PENDING_INBOUND_MESSAGES, each up to the frame limit) would stay with it.
+    this.#inbox.length = 0;
+    this.#inboxBytes = 0;
     // Questions the client can no longer answer fail now (their connections are denied).
     this.#serverRequests.close(
       new TransportClosedError(undefined, `client connection closed: ${reason ?? 'connection closed'}`),
@@ -221,6 +234,7 @@ export class ConnectionProcessor {
   #push(event: InboundEvent): void {
     if (this.#abort.signal.aborted) return;
     this.#inbox.push(event);
+    this.#inboxBytes += event.frameBytes;
     this.#updateBackpressure();
     this.#wake?.();
   }
@@ -233,10 +247,15 @@ export class ConnectionProcessor {
 
   #updateBackpressure(): void {
     const pending = this.#pending();
-    if (!this.#paused && pending >= MAX_PENDING_INBOUND_MESSAGES) {
+    const bytes = this.#inboxBytes;
+    if (!this.#paused && (pending >= MAX_PENDING_INBOUND_MESSAGES || bytes >= MAX_PENDING_INBOUND_BYTES)) {
       this.#paused = true;
       this.#transport.pauseReading();
-    } else if (this.#paused && pending < MAX_PENDING_INBOUND_MESSAGES / 2) {
+    } else if (
+      this.#paused &&
+      pending < MAX_PENDING_INBOUND_MESSAGES / 2 &&
+      bytes < MAX_PENDING_INBOUND_BYTES / 2
+    ) {
       this.#paused = false;
       this.#transport.resumeReading();
     }
@@ -251,6 +270,7 @@ export class ConnectionProcessor {
     }
     if (this.#abort.signal.aborted) return undefined;
     const event = this.#inbox.shift();
+    if (event) this.#inboxBytes -= event.frameBytes;
     this.#updateBackpressure();
     return event;
   }
@@ -294,7 +314,7 @@ export class ConnectionProcessor {
   async #dispatch(message: RpcMessage, codec: CodecName): Promise<boolean> {
     switch (message.kind) {
       case 'request':
-        return this.#dispatchRequest(message.id, message.method, message.params, codec);
+        return this.#dispatchRequest(message, codec);
       case 'notification':
         if (message.method !== 'initialized') {
           this.#close(`unexpected notification \`${message.method}\``);
@@ -315,8 +335,12 @@ export class ConnectionProcessor {
     }
   }
 
-  async #dispatchRequest(id: RequestId, method: string, params: unknown, codec: CodecName): Promise<boolean> {
-    const run = (): Promise<void> => this.#runRequest(id, method, params, codec);
+  async #dispatchRequest(
+    request: Extract<RpcMessage, { kind: 'request' }>,
+    codec: CodecName,
+  ): Promise<boolean> {
+    const { id, method, params } = request;
+    const run = (): Promise<void> => this.#runRequest(id, method, params, codec, request.trace);
     if (!this.#lanes || !this.#handler.ready) {
       // Inline: later frames wait for this one (and handshake requests are always inline).
       await Promise.race([run(), this.#abortedPromise]);
@@ -331,8 +355,16 @@ export class ConnectionProcessor {
     return true;
   }
 
-  async #runRequest(id: RequestId, method: string, params: unknown, codec: CodecName): Promise<void> {
-    this.#logger.trace('request in', { connection: this.#transport.label, id, method });
+  async #runRequest(
+    id: RequestId,
+    method: string,
+    params: unknown,
+    codec: CodecName,
+    trace: unknown,
+  ): Promise<void> {
+    // The caller's W3C trace context (no OpenTelemetry here): carried into this request's logs.
+    const traceFields = readTraceContext(trace) ?? {};
+    this.#logger.trace('request in', { connection: this.#transport.label, id, method, ...traceFields });
     let reply: RpcMessage;
     const startedMs = performance.now();
     try {
@@ -345,7 +377,13 @@ export class ConnectionProcessor {
       this.#metrics?.observeRequest(method, (performance.now() - startedMs) / 1000, error);
       reply = errorMessage(id, error);
       if (reply.kind === 'error' && reply.error.code === RPC_ERROR_NUMBERS.internal) {
-        this.#logger.warn('request failed', { connection: this.#transport.label, id, method, error });
+        this.#logger.warn('request failed', {
+          connection: this.#transport.label,
+          id,
+          method,
+          error,
+          ...traceFields,
+        });
       }
     }
     // A request whose connection went away mid-flight is abandoned.
@@ -355,6 +393,7 @@ export class ConnectionProcessor {
       id,
       method,
       ok: reply.kind === 'response',
+      ...traceFields,
     });
     this.#transport.sendResponse(reply, codec);
   }

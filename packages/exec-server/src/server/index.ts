@@ -6,6 +6,7 @@ export {
   ConnectionProcessor,
   type ConnectionProcessorOptions,
   type ConnectionTransport,
+  MAX_PENDING_INBOUND_BYTES,
   MAX_PENDING_INBOUND_MESSAGES,
   SERVER_REQUEST_ID_PREFIX,
 } from './connection-processor.ts';

@@ -169,7 +169,7 @@ export class StdioTransport implements ConnectionTransport {
         );
         continue;
       }
-      this.#processor?.receive(message, 'json');
+      this.#processor?.receive(message, 'json', line.byteLength);
     }
     if (overlong) {
       this.#end(`JSON-RPC message from ${this.label} exceeds maximum length of ${this.#maxFrameBytes} bytes`);

@@ -257,7 +257,7 @@ export class WebSocketTransport implements ConnectionTransport {
       );
       return;
     }
-    this.#processor?.receive(message, codec);
+    this.#processor?.receive(message, codec, bytes.byteLength);
   }
 
   /**

@@ -12,6 +12,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import {
   ConnectionProcessor,
   type ConnectionTransport,
+  MAX_PENDING_INBOUND_BYTES,
   MAX_PENDING_INBOUND_MESSAGES,
   parseDispatchMode,
   SessionRegistry,
@@ -114,6 +115,28 @@ describe('ConnectionProcessor', () => {
       2,
       ...Array.from({ length: MAX_PENDING_INBOUND_MESSAGES + 1 }, (_v, i) => i + 3),
     ]);
+  });
+
+  test('reading pauses on queued bytes too, and a disconnect drops the queue', async () => {
+    const { transport, processor, tables } = open(1);
+    await handshake(transport, processor);
+    await startFakeProcess(transport, processor);
+    processor.receive(requestMessage(3, 'process/read', { processId: 'p', waitMs: 60_000 }), 'json');
+    // Four frames of a quarter of the budget each: far below the message count, at the byte mark.
+    const quarter = MAX_PENDING_INBOUND_BYTES / 4;
+    for (let id = 4; id < 7; id++) processor.receive(requestMessage(id, 'environment/status', {}), 'json', quarter);
+    expect(transport.events).toEqual([]);
+    processor.receive(requestMessage(7, 'environment/status', {}), 'json', quarter);
+    expect(transport.events).toEqual(['pause']);
+    tables[0]!.output('p', 'wake up');
+    await waitFor(() => transport.reply(7));
+    expect(transport.events).toEqual(['pause', 'resume']);
+    // Queued behind a long-poll when the connection goes: never dispatched.
+    processor.receive(requestMessage(8, 'process/read', { processId: 'p', afterSeq: 1, waitMs: 60_000 }), 'json');
+    processor.receive(requestMessage(9, 'environment/status', {}), 'json', quarter);
+    processor.disconnected('test');
+    await processor.done;
+    expect(transport.reply(9)).toBeUndefined();
   });
 
   test('a disconnect abandons in-flight work, detaches the session and ends the loop', async () => {
