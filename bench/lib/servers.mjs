@@ -1,0 +1,137 @@
+// Starting the servers a bench compares, and reading their processes from /proc.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const BENCH_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
+const require = createRequire(import.meta.url);
+export const PEER_VERSION = process.env.CODEX_PEER_VERSION ?? '0.169.0';
+export const EXECD_CLI = join(
+  dirname(require.resolve('@execd/exec-server/package.json')),
+  'dist/cli/execd-server.js',
+);
+export const log = (text) => process.stderr.write(`${text}\n`);
+
+/** The original's `codex` executable, installing it once if needed; undefined when unavailable. */
+export function peerBinary() {
+  if (process.env.CODEX_PEER_BIN) return process.env.CODEX_PEER_BIN;
+  const script = join(BENCH_DIR, '..', '..', 'shared', 'tools', 'codex-peer');
+  try {
+    if (existsSync(script)) return execFileSync(script, { encoding: 'utf8' }).trim();
+    const dir = join(homedir(), '.cache', 'execd-peers', `codex-${PEER_VERSION}`);
+    const bin = join(dir, 'node_modules', '.bin', 'codex');
+    if (!existsSync(bin)) {
+      mkdirSync(dir, { recursive: true });
+      log(`installing @openai/codex@${PEER_VERSION} into ${dir} (once, about 400 MB)`);
+      execFileSync('npm', ['init', '-y'], { cwd: dir, stdio: 'ignore' });
+      execFileSync('npm', ['install', '--no-audit', '--no-fund', '-E', `@openai/codex@${PEER_VERSION}`], {
+        cwd: dir,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+    }
+    return bin;
+  } catch (error) {
+    log(`original exec-server unavailable: ${error.message}`);
+    return undefined;
+  }
+}
+
+/** Starts a server child and reads its ws:// URL from stdout. `home`: a private CODEX_HOME/TMPDIR. */
+export async function startServer(name, command, args, { home = false } = {}) {
+  const scratch = home ? mkdtempSync(join(tmpdir(), 'execd-bench-peer-')) : undefined;
+  const env = { ...process.env, RUST_LOG: 'error' };
+  if (scratch) {
+    mkdirSync(join(scratch, 'home'));
+    mkdirSync(join(scratch, 'tmp'));
+    Object.assign(env, { CODEX_HOME: join(scratch, 'home'), TMPDIR: join(scratch, 'tmp') });
+  }
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+  child.stderr.resume();
+  let stdout = '';
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name}: no URL within 60 s`)), 60_000);
+    child.stdout.on('data', (data) => {
+      stdout += data;
+      const match = /ws:\/\/[^\s]+/.exec(stdout);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[0]);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
+  });
+  child.stdout.resume();
+  return {
+    name,
+    url,
+    child,
+    /** The process that serves: the original's npm launcher runs the native binary as a child. */
+    servingPid() {
+      const native = descendants(child.pid).find((pid) => comm(pid) === 'codex');
+      return native ?? child.pid;
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      if (scratch) rmSync(scratch, { recursive: true, force: true });
+    },
+  };
+}
+
+/** execd-server's CLI on a free loopback port. */
+export function startExecdServer(extraArgs = []) {
+  return startServer('execd', process.execPath, [
+    EXECD_CLI,
+    '--listen',
+    'ws://127.0.0.1:0',
+    '--log-level',
+    'warn',
+    ...extraArgs,
+  ]);
+}
+
+/** The original exec-server (`codex exec-server`), with a private CODEX_HOME and TMPDIR. */
+export function startPeerServer(bin) {
+  return startServer('original', bin, ['exec-server', '--listen', 'ws://127.0.0.1:0'], { home: true });
+}
+
+export function comm(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+export function descendants(root) {
+  const children = new Map();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+    } catch {}
+  }
+  const found = [];
+  for (let queue = [root]; queue.length > 0; ) {
+    for (const child of children.get(queue.shift()) ?? []) {
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
+}
+
+export function rssBytes(pid) {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(match[1]) * 1024;
+}
