@@ -7,7 +7,7 @@ import {
   type EnvironmentInfo,
   type EnvironmentStatus,
   ExecError,
-  type ExecParams,
+  type ExecParamsInput,
   type InitializeResponse,
   type Logger,
   type ParamsInputOf,
@@ -137,7 +137,7 @@ export class ExecServerClient implements AsyncDisposable {
    * resumed the client terminates that process id in case the start reached the server.
    * `options.networkPolicyDecider` answers this process's `network/policyRequest`s.
    */
-  async start(params: ExecParams, options: StartOptions = {}): Promise<RemoteProcess> {
+  async start(params: ExecParamsInput, options: StartOptions = {}): Promise<RemoteProcess> {
     const trace = activeTraceContext();
     const conn = await this.#usableConnection();
     const processId = params.processId;

@@ -1,4 +1,4 @@
-import type { EnvironmentInfo, ExecParams, Logger } from '@execd/protocol';
+import type { EnvironmentInfo, ExecParamsInput, Logger } from '@execd/protocol';
 import type { ExecBackend, StartOptions } from '@execd/protocol/contract';
 import type { ExecServerClientOptions } from './client-options.ts';
 import { ExecServerClient } from './exec-server-client.ts';
@@ -40,7 +40,7 @@ export class RemoteBackend implements ExecBackend {
    * `options.networkPolicyDecider` answers this process's `network/policyRequest`s instead of the
    * client's `onNetworkPolicyRequest`.
    */
-  async start(params: ExecParams, options: StartOptions = {}): Promise<RemoteProcess> {
+  async start(params: ExecParamsInput, options: StartOptions = {}): Promise<RemoteProcess> {
     const process = await this.client.start(params, options);
     // Finished processes need no terminate on close; their followers end on their own.
     for (const started of this.#started) if (!started.live) this.#started.delete(started);

@@ -36,7 +36,7 @@ export const MAX_PENDING_INBOUND_MESSAGES = 128;
  * Frame bytes queued (received, not dispatched yet) at which reading pauses too: 128 frames of up
  * to the 64 MiB frame limit would otherwise let one connection park gigabytes in the queue.
  */
-export const MAX_PENDING_INBOUND_BYTES = 16 * 1024 * 1024;
+export const MAX_PENDING_INBOUND_BYTES: number = 16 * 1024 * 1024;
 
 /** What a transport (WebSocket, stdio) offers the processor of one connection. */
 export interface ConnectionTransport {
