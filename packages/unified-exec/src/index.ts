@@ -67,9 +67,13 @@ export {
   PROMPT_CONFLICT_REASON,
 } from './exec-policy/exec-policy-manager.ts';
 export {
+  type CompiledNetworkDomains,
   type Decision,
   type Evaluation,
   ExecPolicy,
+  type ExecPolicyExtras,
+  type NetworkRule,
+  type NetworkRuleProtocol,
   type PatternToken,
   type PrefixRule,
   type RuleMatch,
@@ -90,7 +94,15 @@ export type {
   ToolCallOptions,
 } from './handlers/exec-command-handler.ts';
 export { errorResult, successResult, type ToolCallResult } from './handlers/tool-call-result.ts';
-export type { PostToolUsePayload, PreToolUsePayload, ToolHooks } from './handlers/tool-hooks.ts';
+export type {
+  HookToolName,
+  PostToolUsePayload,
+  PreToolUseAnswer,
+  PreToolUseBlock,
+  PreToolUseHook,
+  PreToolUsePayload,
+  ToolHooks,
+} from './handlers/tool-hooks.ts';
 export {
   abortedCallText,
   type UnifiedExecToolName,
@@ -186,6 +198,7 @@ export { UnifiedExecProcess, type UnifiedExecProcessOptions } from './process/un
 export { buildCommandEnv, type CommandEnv, type CommandEnvOptions } from './runtime/command-env.ts';
 export {
   APPLY_PATCH_LARK_GRAMMAR,
+  APPLY_PATCH_LARK_GRAMMAR_ENVIRONMENTS,
   applyPatchFreeformToolSpec,
   applyPatchToolSpec,
   type FreeformToolSpec,

@@ -70,7 +70,7 @@ function session(
 }
 
 describe.skipIf(process.platform !== 'linux')('exec policy through UnifiedExecTools', () => {
-  test('an escalation with prefix_rule approved for the session runs the next matching command without asking', async () => {
+  test('approved for the session: the exact command runs again without asking, the prefix is not kept', async () => {
     const { asked, approver } = scriptedApprover('approved_for_session');
     const tools = session({ approvalPolicy: 'on-request', approver });
     const first = await tools.execCommand({
@@ -87,22 +87,32 @@ describe.skipIf(process.platform !== 'linux')('exec policy through UnifiedExecTo
         proposedExecpolicyAmendment: ['touch'],
       }),
     ]);
-    // Same prefix, other arguments: allowed by the session rule, so not asked and run unsandboxed.
-    const second = await tools.execCommand({
-      cmd: `touch ${outside}/two`,
+    // The same command (another justification): approved for the session, run unsandboxed.
+    await rm(join(outside, 'one'));
+    const again = await tools.execCommand({
+      cmd: `touch ${outside}/one`,
       sandbox_permissions: 'require_escalated',
       justification: 'again',
     });
-    expect(parseToolText(second.text)).toMatchObject({ exitCode: 0 });
-    expect(existsSync(join(outside, 'two'))).toBe(true);
+    expect(parseToolText(again.text)).toMatchObject({ exitCode: 0 });
+    expect(existsSync(join(outside, 'one'))).toBe(true);
     expect(asked).toHaveLength(1);
-    // Another program is still asked about; nothing was written to the rules file.
+    // Same prefix, other arguments: asked again (as the original, the session keeps the command,
+    // not the offered prefix); nothing was written to the rules file.
     await tools.execCommand({
-      cmd: `mkdir ${outside}/three`,
+      cmd: `touch ${outside}/two`,
       sandbox_permissions: 'require_escalated',
       justification: 'x',
     });
     expect(asked).toHaveLength(2);
+    // The same command on a terminal is another approval.
+    await tools.execCommand({
+      cmd: `touch ${outside}/one`,
+      sandbox_permissions: 'require_escalated',
+      justification: 'x',
+      tty: true,
+    });
+    expect(asked).toHaveLength(3);
     expect(existsSync(join(codexHome, 'rules'))).toBe(false);
   });
 

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '@execd/test-kit';
@@ -9,8 +9,6 @@ import {
   type ApprovalRequest,
   Environment,
   type LocalEnvironmentOptions,
-  type PostToolUsePayload,
-  type PreToolUsePayload,
   type ToolHooks,
   UnifiedExecProcessManager,
   type UnifiedExecProcessManagerOptions,
@@ -143,6 +141,44 @@ describe.skipIf(process.platform !== 'linux')('additional permissions (real sand
     ]);
   });
 
+  test('an extra readable path lifts the default credential-store denial for that attempt', async () => {
+    // A home of its own: its `.ssh` is a credential store the sandbox hides by default.
+    const home = await mkdtemp(join(OUTSIDE_PARENT, 'uexec-home-'));
+    const previousHome = process.env.HOME;
+    try {
+      await mkdir(join(home, '.ssh'));
+      await writeFile(join(home, '.ssh', 'id_test'), 'sekrit\n');
+      process.env.HOME = home;
+      const { asked, approver } = approverFor('approved');
+      const tools = session(
+        { approvalPolicy: 'on-request', approver },
+        { permissionProfile: 'workspace-write' },
+        { execPermissionApprovals: true },
+      );
+      const cmd = `cat ${home}/.ssh/id_test`;
+      const hidden = parseToolText((await tools.execCommand({ cmd })).text);
+      expect(hidden.exitCode).not.toBe(0);
+      expect(hidden.output).not.toContain('sekrit');
+      const granted = await tools.execCommand({
+        cmd,
+        sandbox_permissions: 'with_additional_permissions',
+        additional_permissions: { file_system: { read: [`${home}/.ssh`] } },
+      });
+      expect(parseToolText(granted.text)).toMatchObject({ exitCode: 0, output: 'sekrit\n' });
+      // The refusals were offered a retry without the sandbox (declined); the grant was asked once.
+      expect(asked.filter((request) => request.purpose === 'initial')).toEqual([
+        expect.objectContaining({ additionalPermissions: { file_system: { read: [`${home}/.ssh`] } } }),
+      ]);
+      // For that attempt only: the next plain attempt is denied again.
+      const again = parseToolText((await tools.execCommand({ cmd })).text);
+      expect(again.output).not.toContain('sekrit');
+    } finally {
+      if (previousHome === undefined) delete process.env.HOME;
+      else process.env.HOME = previousHome;
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+
   test('a refused grant never runs the command', async () => {
     const { approver } = approverFor('denied');
     const tools = session({ approvalPolicy: 'on-request', approver }, readOnly, {
@@ -230,71 +266,5 @@ describe('cancellation', () => {
     );
     expect(result).toEqual({ success: false, text: 'aborted by user after 0.1s' });
     expect(existsSync(join(workspace, 'nope'))).toBe(false);
-  });
-});
-
-describe('hooks', () => {
-  function recordingHooks() {
-    const pre: PreToolUsePayload[] = [];
-    const post: PostToolUsePayload[] = [];
-    return {
-      pre,
-      post,
-      hooks: {
-        preToolUse: (p: PreToolUsePayload) => void pre.push(p),
-        postToolUse: (p: PostToolUsePayload) => void post.push(p),
-      },
-    };
-  }
-
-  test('pre gets the raw command; post gets the output of a one-shot command', async () => {
-    const { pre, post, hooks } = recordingHooks();
-    const tools = session({}, {}, { hooks });
-    await tools.execCommand({ cmd: 'echo hooked' }, { callId: 'call-1' });
-    expect(pre).toEqual([
-      { tool_name: 'Bash', tool_use_id: 'call-1', tool_input: { command: 'echo hooked' } },
-    ]);
-    expect(post).toEqual([
-      {
-        tool_name: 'Bash',
-        tool_use_id: 'call-1',
-        tool_input: { command: 'echo hooked' },
-        tool_response: 'hooked\n',
-      },
-    ]);
-  });
-
-  test('running sessions get no post hook; write_stdin completion reports the original call, per session', async () => {
-    const { pre, post, hooks } = recordingHooks();
-    const tools = session({}, {}, { hooks });
-    const start = (cmd: string, callId: string) =>
-      tools.execCommand({ cmd, tty: true, yield_time_ms: 250 }, { callId });
-    const a = parseToolText((await start('read x; echo "A:$x"', 'call-a')).text);
-    const b = parseToolText((await start('read y; echo "B:$y"', 'call-b')).text);
-    expect(post).toEqual([]);
-    await tools.writeStdin({ session_id: b.sessionId, chars: 'bee\n', yield_time_ms: 5_000 });
-    await tools.writeStdin({ session_id: a.sessionId, chars: 'ay\n', yield_time_ms: 5_000 });
-    expect(pre.map((payload) => payload.tool_use_id)).toEqual(['call-a', 'call-b']);
-    expect(post.map(({ tool_use_id, tool_input }) => [tool_use_id, tool_input.command])).toEqual([
-      ['call-b', 'read y; echo "B:$y"'],
-      ['call-a', 'read x; echo "A:$x"'],
-    ]);
-    expect(post[0]?.tool_response).toContain('B:bee');
-    expect(post[1]?.tool_response).toContain('A:ay');
-  });
-
-  test('a throwing hook does not break the call', async () => {
-    const tools = session(
-      {},
-      {},
-      {
-        hooks: {
-          preToolUse: () => {
-            throw new Error('hook failed');
-          },
-        },
-      },
-    );
-    expect(parseToolText((await tools.execCommand({ cmd: 'echo ok' })).text).output).toBe('ok\n');
   });
 });

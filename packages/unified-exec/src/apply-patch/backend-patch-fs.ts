@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type ProcessId, pathToFileUri, type SandboxContext } from '@execd/protocol';
+import { type ProcessId, pathToFileUri, type SandboxParam } from '@execd/protocol';
 import type { ExecBackend } from '@execd/protocol/contract';
 import { type PatchFileMetadata, type PatchFileSystem, PatchFsError } from './patch-fs.ts';
 
@@ -35,9 +35,10 @@ interface RunResult {
 export class BackendPatchFileSystem implements PatchFileSystem {
   readonly #backend: ExecBackend;
   readonly #cwd: string;
-  readonly #sandbox: SandboxContext | undefined;
+  readonly #sandbox: SandboxParam | undefined;
 
-  constructor(backend: ExecBackend, cwd: string, sandbox: SandboxContext | undefined) {
+  /** `sandbox` in the executor's form (the original's for an original peer). */
+  constructor(backend: ExecBackend, cwd: string, sandbox: SandboxParam | undefined) {
     this.#backend = backend;
     this.#cwd = cwd;
     this.#sandbox = sandbox;

@@ -1,9 +1,9 @@
-import type { SandboxContext } from '@execd/protocol';
+import type { SandboxParam } from '@execd/protocol';
 import { type PatchFileMetadata, type PatchFileSystem, PatchFsError } from './patch-fs.ts';
 
 /** Per-call options of {@link ExecFileSystemLike} (the contract's `FsCallOptions`). */
 interface FsOptions {
-  readonly sandbox?: SandboxContext | undefined;
+  readonly sandbox?: SandboxParam | undefined;
 }
 
 /**
@@ -60,9 +60,9 @@ async function mapped<T>(call: () => Promise<T>): Promise<T> {
  */
 export class ExecFileSystemPatchAdapter implements PatchFileSystem {
   readonly #fs: ExecFileSystemLike;
-  readonly #sandbox: SandboxContext | undefined;
+  readonly #sandbox: SandboxParam | undefined;
 
-  constructor(fs: ExecFileSystemLike, sandbox: SandboxContext | undefined) {
+  constructor(fs: ExecFileSystemLike, sandbox: SandboxParam | undefined) {
     this.#fs = fs;
     this.#sandbox = sandbox;
   }

@@ -15,6 +15,7 @@ const EOF_MARKER = '*** End of File';
 const CHANGE_CONTEXT_MARKER = '@@ ';
 const EMPTY_CHANGE_CONTEXT_MARKER = '@@';
 const EMPTY_UPDATE_CHUNK = 'Update hunk does not contain any lines';
+const ENVIRONMENT_ID_MARKER = '*** Environment ID:';
 
 /** One contiguous replacement inside an Update hunk. */
 export interface UpdateFileChunk {
@@ -48,6 +49,8 @@ export type Hunk =
 export interface ParsedPatch {
   readonly hunks: readonly Hunk[];
   readonly patch: string;
+  /** The `*** Environment ID: <id>` line right after `*** Begin Patch` (trimmed), if any. */
+  readonly environmentId?: string | undefined;
 }
 
 /** Why a patch text is not a patch; `message` is the original's Display text. */
@@ -104,12 +107,35 @@ export function parsePatch(text: string): ParsedPatch {
   const hunks: Hunk[] = [];
   // Indices into one array (no re-slicing): a huge patch is parsed in linear time.
   let at = 0;
+  // An optional `*** Environment ID: <id>` first (the multi-environment grammar's preamble).
+  const environmentId = environmentIdOf(hunkLines[0]);
+  if (environmentId !== undefined) {
+    if (environmentIdOf(hunkLines[1]) !== undefined) {
+      throw new PatchParseError(
+        'invalidPatch',
+        'apply_patch environment_id cannot be specified more than once',
+      );
+    }
+    at = 1;
+  }
   while (at < hunkLines.length) {
     const { hunk, consumed } = parseOneHunk(hunkLines, at, at + 2);
     hunks.push(hunk);
     at += consumed;
   }
-  return { hunks, patch: patchLines.join('\n') };
+  const patch = patchLines.join('\n');
+  return environmentId === undefined ? { hunks, patch } : { hunks, patch, environmentId };
+}
+
+// The id of an `*** Environment ID:` line; throws when it is empty.
+function environmentIdOf(line: string | undefined): string | undefined {
+  if (line === undefined) return undefined;
+  const trimmed = rustTrim(line);
+  if (!trimmed.startsWith(ENVIRONMENT_ID_MARKER)) return undefined;
+  const id = rustTrim(trimmed.slice(ENVIRONMENT_ID_MARKER.length));
+  if (id.length === 0)
+    throw new PatchParseError('invalidPatch', 'apply_patch environment_id cannot be empty');
+  return id;
 }
 
 interface Boundaries {

@@ -7,7 +7,7 @@ import {
   REJECTED_BY_USER,
   SANDBOX_RETRY_REASON,
 } from '../orchestrator/approval.ts';
-import { sandboxContextFor } from '../runtime/launch.ts';
+import { sandboxContextFor, sandboxForPeer } from '../runtime/launch.ts';
 import type { ApprovalPolicy } from '../tools/exec-command-policy.ts';
 import { applyVerifiedPatch, formatPatchResult, type PatchApplyResult } from './apply.ts';
 import { BackendPatchFileSystem } from './backend-patch-fs.ts';
@@ -43,16 +43,22 @@ export interface PatchRunOptions {
 }
 
 /**
- * The file system of `environment`: unconfined, or confined as its sandboxed commands are.
- * The environment's own filesystem API (`environment.fs`) when it has one; until then this
- * machine's files directly (local) or small processes on the executor (remote).
+ * The file system of `environment`: unconfined, or confined as its sandboxed commands are (the
+ * sandbox in the executor's form: the original's `FileSystemSandboxContext` for an original
+ * peer, as for its commands). The environment's own filesystem API (`environment.fs`) when it
+ * has one; else this machine's files directly (local) or small processes on the executor (remote).
  */
-export function patchFileSystemFor(environment: Environment, sandboxed: boolean): PatchFileSystem {
+export async function patchFileSystemFor(
+  environment: Environment,
+  sandboxed: boolean,
+): Promise<PatchFileSystem> {
   const sandbox = sandboxed ? sandboxContextFor(environment) : undefined;
   const executorFs = (environment as { readonly fs?: ExecFileSystemLike }).fs;
-  if (executorFs !== undefined) return new ExecFileSystemPatchAdapter(executorFs, sandbox);
-  if (environment.isRemote) {
-    return new BackendPatchFileSystem(environment.backend, environment.settings.cwd, sandbox);
+  if (executorFs !== undefined || environment.isRemote) {
+    const cwd = environment.settings.cwd;
+    const param = await sandboxForPeer(environment, sandbox, cwd);
+    if (executorFs !== undefined) return new ExecFileSystemPatchAdapter(executorFs, param);
+    return new BackendPatchFileSystem(environment.backend, cwd, param);
   }
   if (sandbox === undefined || sandbox.profile === 'danger-full-access')
     return new LocalPatchFileSystem('all');
@@ -87,7 +93,7 @@ export async function runPatch(
   const { environment } = options;
   let verified: VerifiedPatch;
   try {
-    verified = await verifyPatch(parsed, cwd, patchFileSystemFor(environment, false), {
+    verified = await verifyPatch(parsed, cwd, await patchFileSystemFor(environment, false), {
       preserveLineEndings: options.preserveLineEndings ?? true,
     });
   } catch (error) {
@@ -109,7 +115,7 @@ export async function runPatch(
   const started = performance.now();
   let result: PatchApplyResult = await applyVerifiedPatch(
     verified,
-    patchFileSystemFor(environment, sandboxed),
+    await patchFileSystemFor(environment, sandboxed),
   );
   if (
     sandboxed &&
@@ -119,7 +125,7 @@ export async function runPatch(
     (await approve(verified, options, SANDBOX_RETRY_REASON))
   ) {
     sandboxed = false;
-    result = await applyVerifiedPatch(verified, patchFileSystemFor(environment, false));
+    result = await applyVerifiedPatch(verified, await patchFileSystemFor(environment, false));
   }
   return { text: formatPatchResult(result, (performance.now() - started) / 1000), success: true };
 }

@@ -131,3 +131,91 @@ describe('rules files', () => {
     expect(loaded.policy.matchesFor(['a"b', 'x'])[0]).toMatchObject({ decision: 'allow' });
   });
 });
+
+describe('network rules and host executables', () => {
+  test('network rules compile into allowed and denied hosts, the last rule for a host winning', () => {
+    const policy = parse(`
+network_rule(host="google.com", protocol="http", decision="allow")
+network_rule(host="API.GitHub.com:443", protocol="https", decision="allow")
+network_rule(host="blocked.example.com.", protocol="https_connect", decision="deny")
+network_rule(host="prompt-only.example.com", protocol="socks5_tcp", decision="prompt", justification="ask")
+network_rule(host="[::1]:8080", protocol="socks5_udp", decision="forbidden")
+network_rule(host="google.com", protocol="https", decision="deny")
+`);
+    expect(policy.networkRules).toHaveLength(6);
+    expect(policy.networkRules[1]).toEqual({
+      host: 'api.github.com',
+      protocol: 'https',
+      decision: 'allow',
+      justification: undefined,
+    });
+    expect(policy.compiledNetworkDomains()).toEqual({
+      allowed: ['api.github.com'],
+      denied: ['blocked.example.com', '::1', 'google.com'],
+    });
+  });
+
+  test.each([
+    ['host="*.example.com", protocol="http", decision="allow"', 'wildcards are not allowed'],
+    ['host="https://example.com", protocol="http", decision="allow"', 'without scheme or path'],
+    [
+      'host="example.com", protocol="ftp", decision="allow"',
+      'must be one of http, https, socks5_tcp, socks5_udp (got ftp)',
+    ],
+    ['host="example.com", protocol="http", decision="maybe"', 'invalid decision: maybe'],
+    [
+      'host="example.com", protocol="http", decision="allow", justification=" "',
+      'justification cannot be empty',
+    ],
+    ['host=" ", protocol="http", decision="allow"', 'network_rule host cannot be empty'],
+  ])('a bad network_rule(%s) is refused', (args, detail) => {
+    expect(() => parse(`network_rule(${args})`)).toThrow(detail);
+  });
+
+  test('an absolute program is matched by its name; host_executable limits the paths', () => {
+    const open = parse('prefix_rule(pattern=["git", "push"], decision="forbidden")');
+    expect(open.matchesFor(['/opt/bin/git', 'push'])).toEqual([
+      {
+        type: 'prefixRule',
+        matchedPrefix: ['git', 'push'],
+        decision: 'forbidden',
+        justification: undefined,
+        resolvedProgram: '/opt/bin/git',
+      },
+    ]);
+    expect(open.matchesFor(['./git', 'push'])).toEqual([]);
+    const limited = parse(`
+prefix_rule(pattern=["git", "status"], match=["/usr/bin/git status"], not_match=["/opt/git/git status"])
+host_executable(name="git", paths=["/usr/bin/git", "/usr/bin/git"])
+`);
+    expect(limited.hostExecutables.get('git')).toEqual(['/usr/bin/git']);
+    expect(limited.matchesFor(['/usr/bin/git', 'status'])[0]).toMatchObject({ decision: 'allow' });
+    expect(limited.matchesFor(['/opt/git/git', 'status'])).toEqual([]);
+    // An exact rule for the path wins over the name's rules.
+    const exact = parse(`
+prefix_rule(pattern=["/usr/bin/git"], decision="allow")
+prefix_rule(pattern=["git"], decision="forbidden")
+`);
+    expect(exact.matchesFor(['/usr/bin/git', 'status'])).toMatchObject([{ decision: 'allow' }]);
+    // A later host_executable replaces an earlier one; adding a prefix keeps both kinds of rules.
+    const parser = new RulesParser();
+    parser.parse('a.rules', 'host_executable(name="git", paths=["/usr/bin/git"])');
+    parser.parse(
+      'b.rules',
+      'host_executable(name="git", paths=["/opt/homebrew/bin/git"])\nnetwork_rule("x.test", "http", "allow")',
+    );
+    const widened = parser.build().withPrefixRule(['git'], 'allow');
+    expect(widened.hostExecutables.get('git')).toEqual(['/opt/homebrew/bin/git']);
+    expect(widened.compiledNetworkDomains().allowed).toEqual(['x.test']);
+  });
+
+  test.each([
+    ['name="", paths=[]', 'host_executable name cannot be empty'],
+    ['name="bin/git", paths=[]', 'must be a bare executable name (got bin/git)'],
+    ['name="git", paths=["git"]', 'host_executable paths must be absolute (got git)'],
+    ['name="git", paths=["/usr/bin/gitx"]', 'host_executable path `/usr/bin/gitx` must have basename `git`'],
+    ['name="git", paths=[1]', 'host_executable paths must be strings'],
+  ])('a bad host_executable(%s) is refused', (args, detail) => {
+    expect(() => parse(`host_executable(${args})`)).toThrow(detail);
+  });
+});

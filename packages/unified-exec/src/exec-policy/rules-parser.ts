@@ -1,5 +1,6 @@
 import type { Decision, PatternToken, PrefixRule } from './policy.ts';
-import { ExecPolicy } from './policy.ts';
+import { ExecPolicy, type NetworkRule } from './policy.ts';
+import { hostExecutable, networkRule } from './rules-builtins.ts';
 import { splitShellWords } from './shell-words.ts';
 
 /** A `.rules` file that cannot be read as rules; `line` is 1-based. */
@@ -101,11 +102,15 @@ const PARAMETERS: Record<string, readonly string[]> = {
  * Reads `.rules` files in the original's format (a Starlark subset: calls of `prefix_rule`,
  * `network_rule` and `host_executable` with literal arguments, `#` comments). `prefix_rule`
  * patterns, decisions (`allow` by default, `prompt`, `forbidden`), justifications and the
- * `match` / `not_match` examples are honoured; network rules and host executables are accepted
- * and not enforced here. Later files add to earlier ones.
+ * `match` / `not_match` examples are honoured; `network_rule`s feed a managed network's allowed
+ * and denied hosts; `host_executable(name, paths)` limits which absolute paths the rules of
+ * `name` cover. Later files add to earlier ones (a later `host_executable` replaces one of the
+ * same name).
  */
 export class RulesParser {
   readonly #rules: PrefixRule[] = [];
+  readonly #networkRules: NetworkRule[] = [];
+  readonly #hostExecutables = new Map<string, readonly string[]>();
 
   /** Parses one file; throws {@link RulesSyntaxError} naming the file and line. */
   parse(file: string, source: string): void {
@@ -173,7 +178,16 @@ export class RulesParser {
         else break;
       }
       expect(')');
-      if (name !== 'prefix_rule') continue;
+      const failHere = (detail: string): never => fail(callee, detail);
+      if (name === 'network_rule') {
+        this.#networkRules.push(networkRule(args, failHere));
+        continue;
+      }
+      if (name === 'host_executable') {
+        const [program, paths] = hostExecutable(args, failHere);
+        this.#hostExecutables.set(program, paths);
+        continue;
+      }
       const rules = prefixRules(args, (detail) => fail(callee, detail));
       added.push(...rules);
       examples.push({
@@ -184,7 +198,7 @@ export class RulesParser {
       });
     }
     for (const { line, match, notMatch, rules } of examples) {
-      const policy = new ExecPolicy(rules);
+      const policy = new ExecPolicy(rules, { hostExecutables: this.#hostExecutables });
       for (const example of notMatch) {
         if (policy.matchesFor(example).length > 0) {
           throw new RulesSyntaxError(file, line, `rule matches a not_match example: ${example.join(' ')}`);
@@ -201,7 +215,10 @@ export class RulesParser {
 
   /** The policy of every file parsed so far. */
   build(): ExecPolicy {
-    return new ExecPolicy(this.#rules);
+    return new ExecPolicy(this.#rules, {
+      networkRules: this.#networkRules,
+      hostExecutables: this.#hostExecutables,
+    });
   }
 }
 

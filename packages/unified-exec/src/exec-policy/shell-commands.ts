@@ -50,3 +50,19 @@ export function commandsForExecPolicy(parser: ShellScriptParser, command: readon
   if (heredoc !== undefined) return { commands: [heredoc], usedComplexParsing: true };
   return { commands: [[...command]], usedComplexParsing: false };
 }
+
+/** The first word of the canonical form of a shell script that is not one plain command. */
+export const CANONICAL_SHELL_SCRIPT_PREFIX = '__codex_shell_script__';
+
+/**
+ * The argv as the session's approval cache compares it (the original's
+ * `canonicalize_command_for_approval`): the one plain command of a `bash -lc` script; else, for a
+ * shell script, the marker, the flag and the script; else the argv as given.
+ */
+export function canonicalCommandForApproval(parser: ShellScriptParser, command: readonly string[]): string[] {
+  const plain = shellPlainCommands(parser, command);
+  if (plain !== undefined && plain.length === 1) return plain[0] as string[];
+  const script = shellScript(command);
+  if (script !== undefined) return [CANONICAL_SHELL_SCRIPT_PREFIX, command[1] as string, script];
+  return [...command];
+}

@@ -9,6 +9,7 @@ import { PARSE_ERROR_PREFIX, parseFailure } from '../tools/exec-command-args.ts'
 import type { ApprovalPolicy } from '../tools/exec-command-policy.ts';
 import { readDocument, stringField } from '../tools/serde-fields.ts';
 import { errorResult, successResult, type ToolCallResult } from './tool-call-result.ts';
+import { runHook, runPreToolUseHook, type ToolHooks } from './tool-hooks.ts';
 
 /** What the apply_patch tool (and its interception in exec_command) needs. */
 export interface ApplyPatchHandlerOptions {
@@ -21,6 +22,11 @@ export interface ApplyPatchHandlerOptions {
   readonly preserveLineEndings?: boolean | undefined;
   /** The turn's truncation policy (for the exec_command form's result text). */
   readonly turnPolicy?: TruncationPolicy | undefined;
+  /**
+   * PreToolUse / PostToolUse of the apply_patch tool (`tool_name: 'apply_patch'`, the patch text
+   * as `command`), as Codex 0.169.0 sends them; not used by exec_command's interception.
+   */
+  readonly hooks?: ToolHooks | undefined;
 }
 
 function toolResult(result: PatchRunResult): ToolCallResult {
@@ -43,10 +49,15 @@ function patchInput(args: unknown): { ok: true; input: string } | { ok: false; m
   }
 }
 
+/** The text when a patch names an environment but the turn has only one (Codex 0.169.0). */
+export const ENVIRONMENT_SELECTION_UNAVAILABLE =
+  'apply_patch environment selection is unavailable for this turn';
+
 /**
  * The apply_patch tool (the original's `ApplyPatchHandler`): `input` is the freeform patch text
  * (a string) or the function variant's arguments (`{"input": "…"}`, object or JSON text). The
- * patch is applied in the default environment's cwd. Never throws.
+ * patch is applied in the cwd of the environment its `*** Environment ID:` line names (with
+ * several environments), else of the default one. Never throws.
  */
 export async function handleApplyPatch(
   handler: ApplyPatchHandlerOptions,
@@ -63,19 +74,35 @@ export async function handleApplyPatch(
     if (!parsed.ok) return errorResult(parsed.message);
     patch = parsed.input;
   }
-  const cwd = environment.settings.cwd;
-  const invocation = await parseApplyPatchInvocation(['apply_patch', patch], cwd);
+  const callId = options.callId ?? randomUUID();
+  const hookInput = {
+    tool_name: 'apply_patch',
+    tool_use_id: callId,
+    tool_input: { command: patch },
+  } as const;
+  const blocked = await runPreToolUseHook(handler.hooks?.preToolUse, hookInput);
+  if (blocked !== undefined) return errorResult(blocked);
+  const invocation = await parseApplyPatchInvocation(['apply_patch', patch], environment.settings.cwd);
   if (invocation.kind === 'invalid') return errorResult(`${VERIFICATION_FAILED_PREFIX}${invocation.message}`);
   if (invocation.kind === 'none') return errorResult('apply_patch handler received non-apply_patch input');
-  return toolResult(
-    await runPatch(invocation.parsed, invocation.cwd, {
-      environment,
-      approvalPolicy: handler.approvalPolicy,
-      approver: handler.approver,
-      preserveLineEndings: handler.preserveLineEndings,
-      callId: options.callId ?? randomUUID(),
-    }),
-  );
+  const requested = invocation.parsed.environmentId;
+  let target = environment;
+  if (requested !== undefined) {
+    if (handler.environments.length < 2) return errorResult(ENVIRONMENT_SELECTION_UNAVAILABLE);
+    const named = handler.environments.find((candidate) => candidate.id === requested);
+    if (named === undefined) return errorResult(`unknown turn environment id \`${requested}\``);
+    target = named;
+  }
+  const result = await runPatch(invocation.parsed, target.settings.cwd, {
+    environment: target,
+    approvalPolicy: handler.approvalPolicy,
+    approver: handler.approver,
+    preserveLineEndings: handler.preserveLineEndings,
+    callId,
+  });
+  // Only an applied patch's answer is a tool response (a verification failure is not).
+  if (result.success) await runHook(handler.hooks?.postToolUse, { ...hookInput, tool_response: result.text });
+  return toolResult(result);
 }
 
 /**

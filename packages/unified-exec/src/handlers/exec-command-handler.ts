@@ -14,7 +14,7 @@ import { rustDebugString } from '../tools/rust-format.ts';
 import { Shell } from '../tools/shell.ts';
 import { type ApplyPatchHandlerOptions, interceptApplyPatch } from './apply-patch-handler.ts';
 import { errorResult, successResult, type ToolCallResult } from './tool-call-result.ts';
-import { postToolUsePayload, runHook, type ToolHooks } from './tool-hooks.ts';
+import { postToolUsePayload, runHook, runPreToolUseHook, type ToolHooks } from './tool-hooks.ts';
 
 /** What the exec_command handler needs. */
 export interface ExecCommandHandlerOptions {
@@ -105,11 +105,12 @@ export async function handleExecCommand(
     parsedArgs.login ?? environment.settings.allowLoginShell,
   );
   const callId = options.callId ?? randomUUID();
-  await runHook(handler.hooks?.preToolUse, {
+  const blocked = await runPreToolUseHook(handler.hooks?.preToolUse, {
     tool_name: 'Bash',
     tool_use_id: callId,
     tool_input: { command: parsedArgs.cmd },
   });
+  if (blocked !== undefined) return errorResult(blocked);
   const processId = manager.allocateProcessId();
   if (handler.applyPatch !== undefined) {
     // As the original: the id is reserved first and released when the call was a patch.

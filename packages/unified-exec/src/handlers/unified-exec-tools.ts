@@ -78,6 +78,7 @@ export class UnifiedExecTools {
       approver: this.manager.approver,
       preserveLineEndings: this.#options.preserveLineEndings,
       turnPolicy: this.#options.turnPolicy,
+      hooks: this.#options.hooks,
     };
   }
 

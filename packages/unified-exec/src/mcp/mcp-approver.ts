@@ -1,6 +1,11 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { shlexJoin } from '../internal/shlex.ts';
-import type { ApprovalDecision, ApprovalRequest, Approver } from '../orchestrator/approval.ts';
+import {
+  type ApprovalDecision,
+  type ApprovalRequest,
+  type Approver,
+  alwaysDecision,
+} from '../orchestrator/approval.ts';
 import { visibleText } from '../orchestrator/visible-text.ts';
 
 /**
@@ -17,25 +22,32 @@ export function approvalMessage(request: ApprovalRequest): string {
 
 /**
  * An Approver that asks through MCP elicitation when the connected client supports it, and
- * denies otherwise (nobody to ask). `server` is read at call time, so it may be set after the
+ * denies otherwise (nobody to ask; `onUnasked` hears of it). `server` is read at call time, so it may be set after the
  * approver is handed to the manager.
  */
-export function mcpElicitationApprover(server: () => Server | undefined): Approver {
+export function mcpElicitationApprover(
+  server: () => Server | undefined,
+  options: { readonly onUnasked?: ((request: ApprovalRequest) => void) | undefined } = {},
+): Approver {
   return async (request): Promise<ApprovalDecision> => {
     const mcp = server();
-    if (mcp?.getClientCapabilities()?.elicitation === undefined) return 'denied';
+    if (mcp?.getClientCapabilities()?.elicitation === undefined) {
+      // Nobody to ask: `onUnasked` lets the answer say so rather than "rejected by user".
+      options.onUnasked?.(request);
+      return 'denied';
+    }
+    const always = alwaysChoice(request);
     const result = await mcp.elicitInput({
       message: approvalMessage(request),
-      // The form the person fills in.
+      // The form the person fills in: the answers the original offers for this request.
       requestedSchema: {
         type: 'object',
         properties: {
           decision: {
             type: 'string',
             title: 'Decision',
-            description:
-              'approve runs it once; approve_for_session approves it for the session too; deny refuses.',
-            enum: ['approve', 'approve_for_session', 'deny'],
+            description: `approve runs it once; ${always === undefined ? '' : `${always.value} ${always.description}; `}deny refuses.`,
+            enum: ['approve', ...(always === undefined ? [] : [always.value]), 'deny'],
           },
         },
         required: ['decision'],
@@ -45,7 +57,29 @@ export function mcpElicitationApprover(server: () => Server | undefined): Approv
     if (result.action !== 'accept') return 'denied';
     const decision = (result.content as { decision?: unknown } | undefined)?.decision;
     if (decision === 'approve') return 'approved';
-    if (decision === 'approve_for_session') return 'approved_for_session';
+    if (always !== undefined && decision === always.value) return always.decision;
     return 'denied';
   };
+}
+
+/**
+ * The request's "always" answer as an elicitation choice: `approve_for_session` (a network host,
+ * for the session) or `approve_always` (the offered prefix becomes an allow rule).
+ */
+function alwaysChoice(
+  request: ApprovalRequest,
+): { value: string; description: string; decision: ApprovalDecision } | undefined {
+  const decision = alwaysDecision(request);
+  if (decision === 'approved_for_session') {
+    return { value: 'approve_for_session', description: 'also allows this host for the session', decision };
+  }
+  if (decision === 'approved_execpolicy_amendment') {
+    const prefix = visibleText(shlexJoin(request.proposedExecpolicyAmendment ?? []));
+    return {
+      value: 'approve_always',
+      description: `also allows commands that start with \`${prefix}\` from now on`,
+      decision,
+    };
+  }
+  return undefined;
 }

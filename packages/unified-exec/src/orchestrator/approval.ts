@@ -85,3 +85,25 @@ export function networkApprovalReason(host: string): string {
 export function wantsNoSandboxApproval(policy: ApprovalPolicy): boolean {
   return policy !== 'never';
 }
+
+/**
+ * The answers a person is offered for a request (the original's `default_available_decisions`):
+ * a network question also offers `approved_for_session` (that host for the session); extra
+ * permissions only yes or no; a command offers `approved_execpolicy_amendment` ("don't ask again
+ * for commands that start with …") when a prefix is proposed. `abort` is the refusal.
+ */
+export function availableDecisions(request: ApprovalRequest): ApprovalDecision[] {
+  if (request.purpose === 'network') return ['approved', 'approved_for_session', 'abort'];
+  if (request.additionalPermissions !== undefined) return ['approved', 'abort'];
+  const amendment = request.proposedExecpolicyAmendment;
+  return amendment !== undefined && amendment.length > 0
+    ? ['approved', 'approved_execpolicy_amendment', 'abort']
+    : ['approved', 'abort'];
+}
+
+/** The "always" answer a request offers (see {@link availableDecisions}), if any. */
+export function alwaysDecision(request: ApprovalRequest): ApprovalDecision | undefined {
+  return availableDecisions(request).find(
+    (decision) => decision === 'approved_for_session' || decision === 'approved_execpolicy_amendment',
+  );
+}

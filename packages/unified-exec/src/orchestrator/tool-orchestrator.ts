@@ -1,6 +1,8 @@
 import type { Logger } from '@execd/protocol';
 import { UnifiedExecError } from '../errors.ts';
+import { loadBashParser, UNPARSED_SCRIPTS } from '../exec-policy/bash-parser.ts';
 import { type ExecApprovalRequirement, ExecPolicyManager } from '../exec-policy/exec-policy-manager.ts';
+import { canonicalCommandForApproval } from '../exec-policy/shell-commands.ts';
 import { abortable } from '../internal/abortable.ts';
 import type { AdditionalPermissions, SandboxPermissions } from '../tools/exec-command-args.ts';
 import type { ApprovalPolicy } from '../tools/exec-command-policy.ts';
@@ -44,6 +46,8 @@ export interface OrchestratorRequest {
   readonly command: readonly string[];
   readonly cwd: string;
   readonly environmentId: string;
+  /** Whether it runs on a terminal (part of what an `approved_for_session` answer covers). */
+  readonly tty?: boolean | undefined;
   /** The model's per-command override. */
   readonly sandboxPermissions: SandboxPermissions;
   /** The model's reason for `require_escalated`. */
@@ -81,7 +85,8 @@ export class ToolOrchestrator {
   readonly #policy: ApprovalPolicy;
   readonly #approver: Approver;
   readonly #logger: Logger | undefined;
-  // Commands approved for the session (`approved_for_session`): not asked again.
+  // Exact commands approved for the session (`approved_for_session`): not asked again. Keyed as
+  // the original's approval cache: canonical argv, cwd, tty, sandbox override, extra permissions.
   readonly #sessionApprovals = new Set<string>();
   // Hosts approved for the session (`approved_for_session` of a network approval), per environment.
   readonly #sessionHosts = new Set<string>();
@@ -109,6 +114,7 @@ export class ToolOrchestrator {
   /** Runs `attempt` under the policy; see the class comment. */
   async run<T>(request: OrchestratorRequest, attempt: (attempt: SandboxAttempt) => Promise<T>): Promise<T> {
     const escalated = request.sandboxPermissions === 'require_escalated';
+    const key = await approvalKey(request);
     const requirement = await this.#execPolicy.requirementFor({
       command: request.command,
       approvalPolicy: this.#policy,
@@ -127,7 +133,7 @@ export class ToolOrchestrator {
     const preapproved = asked !== undefined && grantCovers(sessionGrant, asked);
     let approved = false;
     if (requirement.type === 'needsApproval' && !preapproved) {
-      await this.#requireApproval(request, requirement, asked);
+      await this.#requireApproval(request, key, requirement, asked);
       approved = true;
     }
     // Session grants are sticky (the original's `implicit_granted_permissions`): a default
@@ -152,7 +158,7 @@ export class ToolOrchestrator {
       this.#logger?.debug('unified-exec: sandbox denied the command', { processId: request.processId });
       // An approval covers the unsandboxed retry, except one for extra permissions: that was
       // for exactly those permissions, not for leaving the sandbox.
-      const covered = (approved && grant === undefined) || this.#sessionApprovals.has(approvalKey(request));
+      const covered = (approved && grant === undefined) || this.#sessionApprovals.has(key);
       if (!covered) {
         const amendment = requirement.type === 'skip' ? requirement.proposedAmendment : undefined;
         const decision = await this.#decide(request, 'sandbox_retry', SANDBOX_RETRY_REASON, undefined, {
@@ -160,7 +166,7 @@ export class ToolOrchestrator {
         });
         // A refused retry answers with what the sandbox refused (the model sees the denial).
         if (!isApproval(decision)) throw error;
-        await this.#remember(request, decision, amendment, undefined);
+        await this.#remember(request, key, decision, amendment, undefined);
       }
     }
     try {
@@ -186,42 +192,41 @@ export class ToolOrchestrator {
 
   async #requireApproval(
     request: OrchestratorRequest,
+    key: string,
     requirement: Extract<ExecApprovalRequirement, { type: 'needsApproval' }>,
     asked: PermissionGrant | undefined,
   ): Promise<void> {
-    if (asked === undefined && this.#sessionApprovals.has(approvalKey(request))) return;
+    if (asked === undefined && this.#sessionApprovals.has(key)) return;
     const reason = requirement.reason ?? request.justification;
     const decision = await this.#decide(request, 'initial', reason, undefined, {
       proposedExecpolicyAmendment: requirement.proposedAmendment,
       additionalPermissions: asked === undefined ? undefined : grantToAdditionalPermissions(asked),
     });
     if (!isApproval(decision)) throw rejected(REJECTED_BY_USER);
-    await this.#remember(request, decision, requirement.proposedAmendment, asked);
+    await this.#remember(request, key, decision, requirement.proposedAmendment, asked);
   }
 
-  // What an approval leaves behind: the command (and its extra permissions) for the session, the
-  // offered prefix as a session rule, or ("always") as a line of the rules file.
+  // What an approval leaves behind: the exact command (or its extra permissions) for the session,
+  // or ("always") the offered prefix as a rule of the session and a line of the rules file.
   async #remember(
     request: OrchestratorRequest,
+    key: string,
     decision: ApprovalDecision,
     amendment: readonly string[] | undefined,
     asked: PermissionGrant | undefined,
   ): Promise<void> {
     if (decision === 'approved_for_session') {
       // A grant is remembered as a grant; the command itself is not approved to leave the sandbox.
-      if (asked === undefined) this.#sessionApprovals.add(approvalKey(request));
+      if (asked === undefined) this.#sessionApprovals.add(key);
       else {
         const granted = this.#sessionGrants.get(request.environmentId) ?? EMPTY_GRANT;
         this.#sessionGrants.set(request.environmentId, mergeGrants(granted, asked));
       }
     }
-    // A session answer to a grant keeps the grant, not a rule (a rule would run unsandboxed).
-    if (amendment === undefined || (decision === 'approved_for_session' && asked !== undefined)) return;
-    if (decision === 'approved_for_session' || decision === 'approved_execpolicy_amendment') {
+    // Only "always" adopts the offered prefix (as the original: a session answer keeps the command).
+    if (amendment !== undefined && decision === 'approved_execpolicy_amendment') {
       try {
-        await this.#execPolicy.addAllowPrefix(amendment, {
-          persist: decision === 'approved_execpolicy_amendment',
-        });
+        await this.#execPolicy.addAllowPrefix(amendment, { persist: true });
       } catch (error) {
         // The command was approved; failing to record the rule does not undo that.
         this.#logger?.warn('unified-exec: could not record the approved prefix rule', { error });
@@ -276,8 +281,16 @@ function isApproval(decision: ApprovalDecision): boolean {
   );
 }
 
-function approvalKey(request: OrchestratorRequest): string {
-  return JSON.stringify([request.environmentId, request.cwd, request.command]);
+async function approvalKey(request: OrchestratorRequest): Promise<string> {
+  const parser = await loadBashParser().catch(() => UNPARSED_SCRIPTS);
+  return JSON.stringify([
+    request.environmentId,
+    canonicalCommandForApproval(parser, request.command),
+    request.cwd,
+    request.tty ?? false,
+    request.sandboxPermissions,
+    request.additionalPermissions ?? null,
+  ]);
 }
 
 function isSandboxDenied(error: unknown): error is UnifiedExecError {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   ExecError,
   type ExecParams,
+  isFileSystemSandboxContext,
   type Logger,
   pathToFileUri,
   type SandboxContext,
@@ -12,7 +13,9 @@ import type { ExecProcess, NetworkPolicyDecider } from '@execd/protocol/contract
 import { originalSandboxFor, sandboxFromContext, spawnProcess } from '@execd/sandboxing';
 import { pathExportsAfterRestore } from '@execd/shell-snapshot';
 import type { Environment } from '../environment/environment.ts';
+import type { ManagedNetworkOptions } from '../environment/environment-settings.ts';
 import { UnifiedExecError } from '../errors.ts';
+import type { CompiledNetworkDomains } from '../exec-policy/policy.ts';
 import type { NetworkApprovalTarget } from '../orchestrator/approval.ts';
 import type { PermissionGrant } from '../orchestrator/permission-grants.ts';
 import type { SandboxAttempt } from '../orchestrator/tool-orchestrator.ts';
@@ -39,7 +42,32 @@ export interface LaunchRequest {
   readonly earlyExitGraceMs: number;
   /** Decides the managed network's questions about hosts no pattern covers (true allows). */
   readonly approveNetwork?: ((target: NetworkApprovalTarget) => Promise<boolean>) | undefined;
+  /** The exec policy's `network_rule` hosts, laid over the managed network's patterns. */
+  readonly networkRuleDomains?: CompiledNetworkDomains | undefined;
   readonly logger?: Logger | undefined;
+}
+
+/**
+ * The managed network's allowed and denied patterns with the exec policy's network rules laid
+ * over them (the original's `apply_exec_policy_network_rules`): an allowed host leaves the denied
+ * list and joins the allowed one, a denied host the other way round.
+ */
+export function networkDomainsWithRules(
+  network: ManagedNetworkOptions,
+  rules: CompiledNetworkDomains | undefined,
+): { allowedDomains: string[]; deniedDomains: string[] } {
+  let allowedDomains = [...(network.allowedDomains ?? [])];
+  let deniedDomains = [...(network.deniedDomains ?? [])];
+  const same = (pattern: string, host: string) => pattern.trim().replace(/\.+$/, '').toLowerCase() === host;
+  for (const host of rules?.allowed ?? []) {
+    deniedDomains = deniedDomains.filter((pattern) => !same(pattern, host));
+    allowedDomains = [...allowedDomains.filter((pattern) => !same(pattern, host)), host];
+  }
+  for (const host of rules?.denied ?? []) {
+    allowedDomains = allowedDomains.filter((pattern) => !same(pattern, host));
+    deniedDomains = [...deniedDomains.filter((pattern) => !same(pattern, host)), host];
+  }
+  return { allowedDomains, deniedDomains };
 }
 
 /**
@@ -77,6 +105,34 @@ export function sandboxContextFor(environment: Environment, grant?: PermissionGr
 }
 
 /**
+ * The sandbox of an attempt with its grant. Extra readable paths cannot be said in execd's form:
+ * with any, the attempt's sandbox goes in the original's form with a `read` entry per path
+ * appended (the original's `effective_file_system_sandbox_policy`), which also lifts a default
+ * credential-store denial the path names.
+ */
+export function sandboxParamFor(
+  environment: Environment,
+  grant: PermissionGrant | undefined,
+  cwd: string,
+): SandboxParam {
+  const context = sandboxContextFor(environment, grant);
+  const reads = grant?.read ?? [];
+  if (reads.length === 0 || context.profile === 'danger-full-access') return context;
+  const original = originalSandboxFor(context, cwd);
+  const { permissions } = original;
+  if (permissions.type !== 'managed' || permissions.file_system.type !== 'restricted') return context;
+  const entries = [...permissions.file_system.entries];
+  for (const path of reads) {
+    const entry = { path: { type: 'path' as const, path: pathToFileUri(path) }, access: 'read' as const };
+    if (!entries.some((e) => JSON.stringify(e) === JSON.stringify(entry))) entries.push(entry);
+  }
+  return {
+    ...original,
+    permissions: { ...permissions, file_system: { ...permissions.file_system, entries } },
+  };
+}
+
+/**
  * The exec-server process id of an attempt: the unified id, with a fresh UUID suffix when a
  * sandbox, a shell snapshot or a retry is involved (the executor may still hold an earlier launch
  * under the plain id); the model only ever sees the unified id.
@@ -90,12 +146,12 @@ export function execServerProcessId(processId: number, suffixed: boolean): strin
  * (`FileSystemSandboxContext`) to an original exec-server, which knows no other. An original peer
  * is one whose `environment/info` lacks execd's `processResize` capability.
  */
-async function sandboxForPeer(
+export async function sandboxForPeer(
   environment: Environment,
-  sandbox: SandboxContext | undefined,
+  sandbox: SandboxParam | undefined,
   cwd: string,
 ): Promise<SandboxParam | undefined> {
-  if (sandbox === undefined || !environment.isRemote) return sandbox;
+  if (sandbox === undefined || !environment.isRemote || isFileSystemSandboxContext(sandbox)) return sandbox;
   const info = await environment.info();
   return info.capabilities.processResize === true ? sandbox : originalSandboxFor(sandbox, cwd);
 }
@@ -138,8 +194,7 @@ export function execServerParams(
       network === undefined
         ? undefined
         : {
-            allowedDomains: [...(network.allowedDomains ?? [])],
-            deniedDomains: [...(network.deniedDomains ?? [])],
+            ...networkDomainsWithRules(network, request.networkRuleDomains),
             policyCallbacks: network.askForUnknownHosts ?? true,
             policyDecisionTimeoutMs: network.decisionTimeoutMs,
           },
@@ -181,7 +236,7 @@ export async function launchAttempt(
 ): Promise<UnifiedExecProcess> {
   if (request.command.length === 0) throw UnifiedExecError.missingCommandLine();
   const { environment } = request;
-  const sandbox = attempt.sandboxed ? sandboxContextFor(environment, attempt.grant) : undefined;
+  const sandbox = attempt.sandboxed ? sandboxParamFor(environment, attempt.grant, request.cwd) : undefined;
   const options = { tty: request.tty, earlyExitGraceMs: request.earlyExitGraceMs, logger: request.logger };
   const managed = sandbox !== undefined && environment.settings.managedNetwork !== undefined;
   // A remote environment, a shell snapshot and a managed network all need an exec-server.

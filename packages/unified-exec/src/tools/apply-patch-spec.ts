@@ -30,14 +30,34 @@ export interface FreeformToolSpec {
   format: { type: 'grammar'; syntax: 'lark'; definition: string };
 }
 
-/** The freeform `apply_patch` tool, as the original sends it to APIs with custom tools. */
-export function applyPatchFreeformToolSpec(): FreeformToolSpec {
+/**
+ * The grammar when a turn has several environments (Codex 0.169.0): an optional
+ * `*** Environment ID: <id>` line may follow `*** Begin Patch`.
+ */
+export const APPLY_PATCH_LARK_GRAMMAR_ENVIRONMENTS: string = APPLY_PATCH_LARK_GRAMMAR.replace(
+  'start: begin_patch hunk+ end_patch',
+  'start: begin_patch environment_id? hunk+ end_patch\nenvironment_id: "*** Environment ID: " filename LF',
+);
+
+/**
+ * The freeform `apply_patch` tool, as the original sends it to APIs with custom tools; with
+ * `multipleEnvironments`, its grammar lets the patch name an environment.
+ */
+export function applyPatchFreeformToolSpec(
+  options: { multipleEnvironments?: boolean } = {},
+): FreeformToolSpec {
   return {
     type: 'custom',
     name: 'apply_patch',
     description:
       'The `apply_patch` tool can be used to edit files. This is a FREEFORM tool, so do not wrap the patch in JSON.',
-    format: { type: 'grammar', syntax: 'lark', definition: APPLY_PATCH_LARK_GRAMMAR },
+    format: {
+      type: 'grammar',
+      syntax: 'lark',
+      definition: options.multipleEnvironments
+        ? APPLY_PATCH_LARK_GRAMMAR_ENVIRONMENTS
+        : APPLY_PATCH_LARK_GRAMMAR,
+    },
   };
 }
 

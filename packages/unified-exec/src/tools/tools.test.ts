@@ -1,4 +1,9 @@
 import { describe, expect, test } from 'vitest';
+import {
+  APPLY_PATCH_LARK_GRAMMAR,
+  APPLY_PATCH_LARK_GRAMMAR_ENVIRONMENTS,
+  applyPatchFreeformToolSpec,
+} from './apply-patch-spec.ts';
 import { parseExecCommandArgs } from './exec-command-args.ts';
 import { escalationRejectedMessage, validateExecCommandPolicy } from './exec-command-policy.ts';
 import { applyUnifiedExecEnv, unifiedExecEnv } from './exec-env.ts';
@@ -232,4 +237,15 @@ describe('environment and shell', () => {
       'dir',
     ]);
   });
+});
+
+test('apply_patch with several environments: the grammar allows one `*** Environment ID:` line first', () => {
+  const spec = applyPatchFreeformToolSpec({ multipleEnvironments: true });
+  expect(spec.format.definition).toBe(APPLY_PATCH_LARK_GRAMMAR_ENVIRONMENTS);
+  expect(spec.format.definition.split('\n').slice(0, 3)).toEqual([
+    'start: begin_patch environment_id? hunk+ end_patch',
+    'environment_id: "*** Environment ID: " filename LF',
+    'begin_patch: "*** Begin Patch" LF',
+  ]);
+  expect(applyPatchFreeformToolSpec().format.definition).toBe(APPLY_PATCH_LARK_GRAMMAR);
 });

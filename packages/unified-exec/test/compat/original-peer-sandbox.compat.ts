@@ -42,6 +42,22 @@ describe.skipIf(process.platform !== 'linux')('a remote environment on an origin
     expect(existsSync(target)).toBe(false);
   });
 
+  test('apply_patch writes through the fs/* methods in the original sandbox form, and is confined there', async () => {
+    await using h = await createHarness('remote', {
+      manager: { approvalPolicy: 'never' },
+      environment: { permissionProfile: 'workspace-write' },
+    });
+    const patch = (path: string) =>
+      `apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: ${path}\n+patched\n*** End Patch\nEOF\n`;
+    const added = await h.exec({ cmd: patch('added.txt') });
+    expect(added.text).toContain('Success. Updated the following files:\nA added.txt');
+    expect(readFileSync(join(h.dir, 'added.txt'), 'utf8')).toBe('patched\n');
+    // Inside the workspace but protected by the original's sandbox (`.codex` stays read-only).
+    const protectedWrite = await h.exec({ cmd: patch('.codex/config.toml') });
+    expect(protectedWrite.text).not.toContain('Success.');
+    expect(existsSync(join(h.dir, '.codex', 'config.toml'))).toBe(false);
+  });
+
   test('read-only: the workspace is not writable either', async () => {
     await using h = await createHarness('remote', { environment: { permissionProfile: 'read-only' } });
     const result = await h.execParsed({ cmd: 'touch made.txt' });

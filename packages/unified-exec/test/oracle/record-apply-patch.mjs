@@ -110,7 +110,26 @@ const NOT_INTERCEPTED = [
   heredoc('mkdir -p sub2 && cd sub2 && apply_patch', P('*** Add File: h5.txt', '+hi')),
 ];
 
+// `*** Environment ID:` in a one-environment turn: the freeform tool refuses any selection, an
+// empty or repeated line is a parse error, exec_command's apply_patch ignores the line.
+const ENVIRONMENT_ID_STEPS = [
+  ap(P('*** Environment ID: ', '*** Add File: env-empty.txt', '+a')),
+  ap(P('*** Environment ID: local', '*** Environment ID: local', '*** Add File: env-twice.txt', '+b')),
+  ap(P('*** Environment ID: nope', '*** Add File: env-unknown.txt', '+c')),
+  ap(P('*** Environment ID: local', '*** Add File: env-local.txt', '+d')),
+  ap(P('*** Add File: env-late.txt', '+e', '*** Environment ID: local')),
+  heredoc('apply_patch', P('*** Environment ID: nope', '*** Add File: env-heredoc.txt', '+f')),
+  heredoc('apply_patch', P('*** Environment ID:', '*** Add File: env-heredoc-empty.txt', '+g')),
+  LISTING,
+];
+
 const FIXTURES = [
+  {
+    name: 'apply-patch-environment-id',
+    description: 'the *** Environment ID: line with one environment (danger-full-access, approval never)',
+    sandbox: 'bypass',
+    steps: ENVIRONMENT_ID_STEPS,
+  },
   {
     name: 'apply-patch-bypass',
     description: 'apply_patch without a sandbox (danger-full-access, approval never)',

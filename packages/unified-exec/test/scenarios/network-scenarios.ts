@@ -1,7 +1,12 @@
 import { createStaticResolver } from '@execd/network-proxy';
 import { type Origin, startOrigin } from '@execd/test-kit';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import type { ApprovalDecision, ApprovalRequest } from '../../src/index.ts';
+import {
+  type ApprovalDecision,
+  type ApprovalRequest,
+  ExecPolicyManager,
+  RulesParser,
+} from '../../src/index.ts';
 import { createHarness, type HarnessMode } from '../helpers/harness.ts';
 
 // The test host names all resolve to 127.0.0.1 in the proxy; the real network is never used.
@@ -69,6 +74,47 @@ export function defineNetworkScenarios(mode: HarnessMode): void {
         asked.filter((request) => request.purpose === 'network').map((request) => request.network?.host),
       ).toEqual(['ask.test', 'refused.test']);
       expect(asked.filter((request) => request.purpose === 'sandbox_retry')).toHaveLength(2);
+    });
+
+    test('network_rule hosts of the exec policy are allowed or denied without asking', async () => {
+      const parser = new RulesParser();
+      parser.parse(
+        'network.rules',
+        [
+          'network_rule(host="ASK.test:443", protocol="https", decision="allow")',
+          'network_rule(host="allowed.test", protocol="http", decision="deny")',
+          'network_rule(host="refused.test", protocol="http", decision="prompt")',
+        ].join('\n'),
+      );
+      const asked: ApprovalRequest[] = [];
+      const approver = (request: ApprovalRequest): ApprovalDecision => {
+        asked.push(request);
+        return 'denied';
+      };
+      await using h = await createHarness(mode, {
+        manager: {
+          approvalPolicy: 'on-request',
+          approver,
+          execPolicy: new ExecPolicyManager({ policy: parser.build() }),
+        },
+        environment: {
+          permissionProfile: 'workspace-write',
+          managedNetwork: { allowedDomains: ['allowed.test'], loopbackPorts: [port] },
+        },
+        networkResolver: RESOLVER,
+      });
+      // Allowed by a rule: not asked.
+      const ruled = await h.execParsed({ cmd: curl('ask.test'), yield_time_ms: 30_000 });
+      expect(ruled.output).toBe(`hello ask.test:${port}/x status=200\n`);
+      // Denied by a rule, although the environment allows it: refused without a question.
+      const denied = await h.execParsed({ cmd: `${curl('allowed.test')}; exit 7`, yield_time_ms: 30_000 });
+      expect(denied.output).toContain('status=403');
+      expect(asked.filter((request) => request.purpose === 'network')).toEqual([]);
+      // A prompt rule adds nothing: the host is still asked about.
+      await h.execParsed({ cmd: `${curl('refused.test')}; exit 7`, yield_time_ms: 30_000 });
+      expect(
+        asked.filter((request) => request.purpose === 'network').map((request) => request.network?.host),
+      ).toEqual(['refused.test']);
     });
   });
 }
