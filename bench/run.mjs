@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs every `*.bench.mjs` under bench/ and packages/*/bench/, one at a time, collects the JSON
 // line each prints last on stdout (format: README.md), and writes bench/results/latest.json and
-// bench/results/latest.md. Usage: node run.mjs [FILTER...]  (FILTER: substring of a bench path).
+// bench/results/latest.md (with a FILTER: partial.json and partial.md, so the committed full
+// report stays). Usage: node run.mjs [FILTER...]  (FILTER: substring of a bench path).
 // The packages must be built first (`pnpm build` at the root).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
@@ -175,11 +176,14 @@ for (const file of files) {
   }
 }
 
+// Only a full run replaces the committed report; a filtered one (a single bench) goes to
+// partial.{json,md}, which git ignores.
+const base = filters.length === 0 ? 'latest' : 'partial';
 mkdirSync(RESULTS_DIR, { recursive: true });
-writeFileSync(join(RESULTS_DIR, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
-writeFileSync(join(RESULTS_DIR, 'latest.md'), toMarkdown(report));
+writeFileSync(join(RESULTS_DIR, `${base}.json`), `${JSON.stringify(report, null, 2)}\n`);
+writeFileSync(join(RESULTS_DIR, `${base}.md`), toMarkdown(report));
 const failed = report.benches.filter((bench) => bench.error).length;
 console.error(
-  `\nwrote ${relative(ROOT, join(RESULTS_DIR, 'latest.md'))} (${report.benches.length - failed} ok, ${failed} failed)`,
+  `\nwrote ${relative(ROOT, join(RESULTS_DIR, `${base}.md`))} (${report.benches.length - failed} ok, ${failed} failed)`,
 );
 process.exit(failed > 0 ? 1 : 0);

@@ -4,12 +4,16 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { BASE_ENV, log, ROOT, run } from './lib.mjs';
 
 const DEFAULT_PORT = 7878;
 
-if (run(process.execPath, [join(ROOT, 'scripts', 'bootstrap.mjs'), 'start']) !== 0) process.exit(1);
+// `--no-bootstrap`: start what is built as is (no install, no build), e.g. under a supervisor.
+const skipBootstrap = process.argv.includes('--no-bootstrap');
+if (!skipBootstrap && run(process.execPath, [join(ROOT, 'scripts', 'bootstrap.mjs'), 'start']) !== 0)
+  process.exit(1);
 
 const cli = join(ROOT, 'packages', 'exec-server', 'dist', 'cli', 'execd-server.js');
 if (!existsSync(cli)) {
@@ -26,7 +30,7 @@ function portFree(port) {
 }
 
 const port = (await portFree(DEFAULT_PORT)) ? DEFAULT_PORT : 0;
-const extra = process.argv.slice(2);
+const extra = process.argv.slice(2).filter((arg) => arg !== '--no-bootstrap');
 const child = spawn(process.execPath, [cli, '--listen', `ws://127.0.0.1:${port}`, ...extra], {
   cwd: ROOT,
   env: BASE_ENV,
@@ -45,5 +49,15 @@ child.stdout.on('data', (text) => {
     log('Ctrl-C stops it and every process it started.');
   }
 });
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 0 : 1)));
+// Stopping this script (by pid, from a supervisor, or the terminal closing) stops the server: every
+// signal that would end it is passed on, and it exits when the server has (never before, so the
+// server is never left running without it).
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(sig);
+  });
+}
+child.on('exit', (code, signal) => {
+  // The server's own status; a server killed by a signal reads as the shell reports it.
+  process.exit(code ?? (signal === null ? 1 : 128 + (osConstants.signals[signal] ?? 0)));
+});

@@ -77,10 +77,11 @@ describe('Kubernetes manifest', () => {
     expect(volume?.secret?.defaultMode).toBe(0o440);
 
     const port = container!.ports!.find((candidate) => candidate.containerPort === 7878);
-    for (const probe of [container!.readinessProbe, container!.livenessProbe]) {
-      expect(probe?.httpGet?.path).toBe('/readyz');
-      expect([port?.name, port?.containerPort]).toContain(probe?.httpGet?.port);
-    }
+    // Ready: listening and (--require-sandbox) the sandbox works; alive: listening.
+    expect(container!.readinessProbe?.httpGet?.path).toBe('/readyz');
+    expect([port?.name, port?.containerPort]).toContain(container!.readinessProbe?.httpGet?.port);
+    expect(args).toContain('--require-sandbox');
+    expect([port?.name, port?.containerPort]).toContain(container!.livenessProbe?.tcpSocket?.port);
     expect(container!.resources?.limits).toMatchObject({
       cpu: expect.any(String),
       memory: expect.any(String),
@@ -155,7 +156,7 @@ describe('Dockerfile', () => {
       expect.arrayContaining(['/opt/execd/dist/cli/execd-server.js']),
     );
     const cmd = JSON.parse(runtime.find((instruction) => instruction.keyword === 'CMD')!.args) as string[];
-    expect(cmd).toEqual(expect.arrayContaining(['--listen', '--auth-token-file']));
+    expect(cmd).toEqual(expect.arrayContaining(['--listen', '--auth-token-file', '--require-sandbox']));
     expect(
       runtime.some((instruction) => instruction.keyword === 'EXPOSE' && instruction.args === '7878'),
     ).toBe(true);

@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// `pnpm test:compat`: the execd client against the original Codex exec-server (installed by
-// ../../../shared/tools/codex-peer). Not part of `pnpm test` (the files end in `.compat.ts`, which
+// `pnpm test:compat`: the execd client against the original Codex exec-server (the pinned
+// @openai/codex, installed on first use into ~/.cache/execd-peers by @execd/test-kit). Not part of `pnpm test` (the files end in `.compat.ts`, which
 // the default config does not pick up). The raw server transcripts are exec-server's compat suite.
 // Scenarios of the shared suite that test execd additions or execd's own error texts cannot pass
 // against the original; each one's observed behaviour there is asserted instead in

@@ -1,3 +1,4 @@
+import { rmdirSync } from 'node:fs';
 import { rmdir } from 'node:fs/promises';
 
 /**
@@ -10,6 +11,24 @@ import { rmdir } from 'node:fs/promises';
  */
 const holders = new Map<string, number>();
 
+/**
+ * Placeholders no sandbox uses any more whose removal has not finished. A CLI that exits right
+ * after its last command ends (`process.exit` once the process closed) would otherwise leave
+ * them behind: the `exit` hook removes what is left, synchronously (nothing async runs then).
+ */
+const removing = new Set<string>();
+let exitHookInstalled = false;
+
+function removeLeftoversAtExit(): void {
+  for (const path of removing) {
+    try {
+      rmdirSync(path);
+    } catch {
+      // Not empty (something was put there) or gone: nothing to do.
+    }
+  }
+}
+
 /** True when `path` is a placeholder some sandbox of this process still uses. */
 export function isHeldPlaceholder(path: string): boolean {
   return holders.has(path);
@@ -17,21 +36,32 @@ export function isHeldPlaceholder(path: string): boolean {
 
 /** Counts `paths` as used by one more sandbox; the returned release (idempotent) undoes it. */
 export function holdPlaceholders(paths: readonly string[]): () => Promise<void> {
-  for (const path of paths) holders.set(path, (holders.get(path) ?? 0) + 1);
+  if (paths.length > 0 && !exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', removeLeftoversAtExit);
+  }
+  for (const path of paths) {
+    holders.set(path, (holders.get(path) ?? 0) + 1);
+    removing.delete(path);
+  }
   let released: Promise<void> | undefined;
   return () => {
-    released ??= (async () => {
-      for (const path of paths) {
+    // Every path is counted down (and queued for removal) at once, before the first await, so
+    // an exit right after the release started still finds them all in `removing`.
+    released ??= Promise.all(
+      paths.map(async (path) => {
         const count = (holders.get(path) ?? 1) - 1;
         if (count > 0) {
           holders.set(path, count);
-          continue;
+          return;
         }
         holders.delete(path);
+        removing.add(path);
         // Fails, harmlessly, when something was put there meanwhile (not empty) or it is gone.
         await rmdir(path).catch(() => {});
-      }
-    })();
+        removing.delete(path);
+      }),
+    ).then(() => undefined);
     return released;
   };
 }

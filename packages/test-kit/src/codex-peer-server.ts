@@ -1,18 +1,16 @@
 // Starts the original Codex exec-server (`codex exec-server --listen ws://127.0.0.1:0`) as a
 // child in its own process group, reads its URL from stdout, and stops the whole group on close.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { installCodexPeer } from './codex-peer-install.ts';
 import { waitFor } from './wait-for.ts';
-
-const CODEX_PEER = fileURLToPath(new URL('../../../../shared/tools/codex-peer', import.meta.url));
 
 /** Path of the original `codex` executable (installs it on first use; `CODEX_PEER_BIN` overrides). */
 export function peerBinary(): string {
-  return process.env.CODEX_PEER_BIN ?? execFileSync(CODEX_PEER, { encoding: 'utf8' }).trim();
+  return process.env.CODEX_PEER_BIN ?? installCodexPeer();
 }
 
 /** A running original exec-server. */

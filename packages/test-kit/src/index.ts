@@ -4,6 +4,7 @@
 export { captureLogger, type LogRecord } from './capture-logger.ts';
 export { type BuildCliOptions, type BuiltCli, buildCliFromSource } from './cli-build.ts';
 export { type ChildExit, CliChild, type CliChildOptions, type CliRun, runCli } from './cli-child.ts';
+export { CODEX_PEER_VERSION, codexPeerDir, installCodexPeer } from './codex-peer-install.ts';
 export { type PeerServer, type PeerServerOptions, peerBinary, startPeerServer } from './codex-peer-server.ts';
 export {
   collectEvents,

@@ -24,6 +24,7 @@ export async function openCliSession(options: CliOptions, approver: Approver): P
       ? Environment.local({
           cwd: options.cwd === undefined ? process.cwd() : resolve(options.cwd),
           permissionProfile: options.sandbox,
+          shellSnapshot: options.shellSnapshot,
           logger,
         })
       : await Environment.connect({
@@ -31,6 +32,7 @@ export async function openCliSession(options: CliOptions, approver: Approver): P
           token: options.token,
           cwd: options.cwd,
           permissionProfile: options.sandbox,
+          shellSnapshot: options.shellSnapshot,
           logger,
         });
   const manager = new UnifiedExecProcessManager({

@@ -19,7 +19,8 @@ export function stderrLogger(minimum: string | undefined): Logger | undefined {
     (level: Level) =>
     (message: string, fields?: Readonly<Record<string, unknown>>): void => {
       if (LEVELS.indexOf(level) < floor) return;
-      const entry: Record<string, unknown> = { time: new Date().toISOString(), level, message };
+      // The field names of execd-server's log lines (`ts`, `level`, `msg`), so one parser reads both.
+      const entry: Record<string, unknown> = { ts: new Date().toISOString(), level, msg: message };
       for (const [key, value] of Object.entries(fields ?? {})) entry[key] = describe(value);
       // Fields may hold what the model chose (commands, paths): no raw bidi or C1 on the terminal.
       process.stderr.write(`${visibleJson(JSON.stringify(entry))}\n`);

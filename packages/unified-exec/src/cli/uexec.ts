@@ -1,51 +1,66 @@
 #!/usr/bin/env node
 // uexec: try exec_command / write_stdin from a terminal, run one command, or serve them over MCP.
 import { createInterface, type Interface } from 'node:readline/promises';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { mcpElicitationApprover } from '../mcp/mcp-approver.ts';
-import { createUnifiedExecMcpServer } from '../mcp/mcp-server.ts';
+import packageJson from '../../package.json' with { type: 'json' };
+import type { ToolCallResult } from '../handlers/tool-call-result.ts';
 import { visibleText } from '../orchestrator/visible-text.ts';
-import { type CliOptions, parseCliArgs, USAGE, UsageError } from './cli-args.ts';
+import { type CliOptions, parseCliArgs, UsageError } from './cli-args.ts';
 import { type CliSession, openCliSession } from './cli-session.ts';
-import { parseToolResultExitCode } from './exit-code.ts';
 import { runInteractive } from './interactive.ts';
+import { runMcp } from './mcp-command.ts';
+import { runToEnd } from './run-command.ts';
+import { reapOnSignals, SIGNAL_EXIT_CODES } from './signals.ts';
 import { terminalApprover } from './terminal-approver.ts';
+import { usageOf } from './usage.ts';
+import { refusedWorkspace } from './workspace-guard.ts';
 
-const SIGNAL_EXIT_CODES: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
+/** `timeout(1)`'s status for a command stopped at its deadline. */
+const EXIT_TIMED_OUT = 124;
 
-/** Makes every exit path (signals included) reap the session's processes first. */
-function reapOnSignals(session: () => CliSession | undefined): void {
-  for (const [signal, code] of Object.entries(SIGNAL_EXIT_CODES)) {
-    process.once(signal, () => {
-      void (async () => {
-        await session()
-          ?.close()
-          .catch(() => undefined);
-        process.exit(code);
-      })();
-    });
-  }
+/** Prints a tool result with invisible characters shown as escapes (see `show` in interactive.ts). */
+function printResult(result: ToolCallResult): void {
+  const text = visibleText(result.text, { keepLineBreaks: true });
+  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
 }
 
 async function runOnce(options: CliOptions): Promise<number> {
   let rl: Interface | undefined;
   const ask = (): ((question: string) => Promise<string>) | undefined => {
     if (!process.stdin.isTTY) return undefined;
-    rl ??= createInterface({ input: process.stdin, output: process.stderr });
+    if (rl === undefined) {
+      rl = createInterface({ input: process.stdin, output: process.stderr });
+      // Ctrl-C at an approval question (the terminal in raw mode) interrupts the run as anywhere else.
+      rl.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));
+    }
     return (question) => (rl as Interface).question(question);
   };
   let session: CliSession | undefined;
-  reapOnSignals(() => session);
+  const interrupted = new AbortController();
+  reapOnSignals(
+    () => session,
+    () => interrupted.abort(),
+  );
   session = await openCliSession(options, terminalApprover(ask));
   try {
-    const args: Record<string, unknown> = { cmd: options.command, tty: options.tty };
-    if (options.yieldTimeMs !== undefined) args.yield_time_ms = options.yieldTimeMs;
-    const result = await session.tools.execCommand(args);
-    // Invisible characters shown as escapes (see `show` in interactive.ts).
-    const text = visibleText(result.text, { keepLineBreaks: true });
-    process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
-    return result.success ? (parseToolResultExitCode(result.text) ?? 0) : 1;
+    const outcome = await runToEnd(session, {
+      command: options.command ?? '',
+      tty: options.tty,
+      yieldTimeMs: options.yieldTimeMs,
+      timeoutSeconds: options.timeoutSeconds,
+      print: printResult,
+      cancelSignal: interrupted.signal,
+    });
+    switch (outcome.kind) {
+      case 'exited':
+        return outcome.exitCode;
+      case 'timedOut':
+        process.stderr.write(`uexec: stopped the command after ${options.timeoutSeconds} s (--timeout)\n`);
+        return EXIT_TIMED_OUT;
+      case 'interrupted':
+        return SIGNAL_EXIT_CODES.SIGINT;
+      default:
+        return 1;
+    }
   } finally {
     rl?.close();
     await session.close();
@@ -68,48 +83,33 @@ async function runPrompt(options: CliOptions): Promise<number> {
   return 0;
 }
 
-async function runMcp(options: CliOptions): Promise<number> {
-  let server: Server | undefined;
-  let session: CliSession | undefined;
-  reapOnSignals(() => session);
-  session = await openCliSession(
-    options,
-    mcpElicitationApprover(() => server),
-  );
-  const mcp = createUnifiedExecMcpServer({ tools: session.tools });
-  server = mcp.server;
-  const ended = new Promise<void>((resolve) => {
-    process.stdin.once('end', resolve);
-    process.stdin.once('close', resolve);
-    mcp.server.onclose = () => resolve();
-  });
-  try {
-    await mcp.connect(new StdioServerTransport());
-    await ended;
-  } finally {
-    await mcp.close().catch(() => undefined);
-    await session.close();
-  }
-  return 0;
-}
-
 async function main(argv: readonly string[]): Promise<number> {
   let options: CliOptions;
   try {
     options = parseCliArgs(argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`uexec: ${error.message}\n\n${USAGE}`);
+    process.stderr.write(`uexec: ${error.message}\n\n${usageOf(error.topic)}`);
+    return 2;
+  }
+  if (options.mode === 'help') {
+    process.stdout.write(usageOf(options.helpTopic));
+    return 0;
+  }
+  if (options.mode === 'version') {
+    process.stdout.write(`uexec ${packageJson.version}\n`);
+    return 0;
+  }
+  const refused = refusedWorkspace(options);
+  if (refused !== undefined) {
+    process.stderr.write(`uexec: ${refused}\n`);
     return 2;
   }
   switch (options.mode) {
-    case 'help':
-      process.stdout.write(USAGE);
-      return 0;
     case 'run':
       return runOnce(options);
     case 'mcp':
-      return runMcp(options);
+      return runMcp(options, packageJson.version);
     case 'interactive':
       return runPrompt(options);
   }

@@ -32,7 +32,7 @@ describe('uexec', () => {
   test('--help prints the usage; a bad option is a usage error (exit 2)', async () => {
     const help = await runCli(script, ['--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain('uexec run "<command>"');
+    expect(help.stdout).toContain('uexec run <command>');
     const bad = await runCli(script, ['--approval', 'sometimes']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--approval must be one of never, on-request, on-failure, untrusted');
@@ -42,20 +42,6 @@ describe('uexec', () => {
     const result = await runCli(script, ['run', ...FULL_ACCESS, '--cwd', dir, "printf 'hi\\n'; pwd; exit 3"]);
     expect(result.code).toBe(3);
     expect(parseToolText(result.stdout)).toMatchObject({ exitCode: 3, output: `hi\n${dir}\n` });
-  });
-
-  test('run reaps a command still running after its yield', async () => {
-    const marker = uniqueMarker();
-    const result = await runCli(script, [
-      'run',
-      ...FULL_ACCESS,
-      '--yield-time-ms',
-      '300',
-      `sleep 600; : ${marker}`,
-    ]);
-    expect(result.code).toBe(0);
-    expect(parseToolText(result.stdout).sessionId).toBeGreaterThanOrEqual(1000);
-    expect(pidsMatching(marker)).toEqual([]);
   });
 
   test('run --remote goes through an execd-server', async () => {
@@ -167,7 +153,7 @@ describe('uexec: the terminal approval prompt', () => {
     };
     await pty.write(`call exec_command ${typedJson(call)}\r`);
     const asked = await waitFor(
-      () => /\r?\nRun: [\s\S]*?\[y\]es \/ \[a\]lways \/ \[N\]o\? /.exec(screen)?.[0],
+      () => /\r?\nRun: [\s\S]*?\[y\]es \/ (?:\[a\]lways: [\s\S]*? \/ )?\[N\]o\? /.exec(screen)?.[0],
       { what: `the approval question in ${JSON.stringify(screen)}` },
     );
     await pty.write('n\r');

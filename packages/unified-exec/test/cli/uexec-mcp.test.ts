@@ -31,12 +31,19 @@ afterAll(async () => {
 interface Connected extends AsyncDisposable {
   readonly client: Client;
   readonly pid: number;
+  /** What the server printed on stderr so far. */
+  readonly stderr: () => string;
 }
 
 /** `uexec mcp` spawned by the SDK's own stdio client transport. */
 async function connect(
   args: readonly string[],
-  options: { elicitation?: 'approve' | 'deny'; cwd?: string; messages?: string[] } = {},
+  options: {
+    elicitation?: 'approve' | 'deny' | 'approve_always';
+    cwd?: string;
+    messages?: string[];
+    choices?: unknown[];
+  } = {},
 ): Promise<Connected> {
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -56,15 +63,23 @@ async function connect(
     const decision = options.elicitation;
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       options.messages?.push(request.params.message);
+      const { params } = request;
+      const schema = 'requestedSchema' in params ? params.requestedSchema : undefined;
+      options.choices?.push((schema?.properties.decision as { enum?: unknown } | undefined)?.enum);
       expect(request.params.message).toContain('this command?');
       return { action: 'accept', content: { decision } };
     });
   }
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
   await client.connect(transport);
   const pid = transport.pid ?? 0;
   return {
     client,
     pid,
+    stderr: () => stderr,
     [Symbol.asyncDispose]: async () => {
       await client.close();
       await waitFor(() => !pidsMatching(script).includes(pid), { what: 'uexec mcp to exit' });
@@ -78,14 +93,34 @@ function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
 }
 
 describe('uexec mcp', () => {
-  test('lists exec_command, write_stdin and apply_patch (function variant)', async () => {
+  test('lists exec_command, write_stdin and apply_patch (function variant) with annotations', async () => {
     await using mcp = await connect(['--sandbox', 'danger-full-access']);
     const { tools } = await mcp.client.listTools();
+    const hints = { readOnlyHint: false, destructiveHint: true, idempotentHint: false };
     expect(tools).toEqual([
-      toMcpTool(execCommandToolSpec()),
-      toMcpTool(writeStdinToolSpec()),
-      toMcpTool(applyPatchToolSpec()),
+      {
+        ...toMcpTool(execCommandToolSpec()),
+        annotations: { title: 'Run a shell command', ...hints, openWorldHint: true },
+      },
+      {
+        ...toMcpTool(writeStdinToolSpec()),
+        annotations: { title: 'Write to (or poll) a running command', ...hints, openWorldHint: true },
+      },
+      {
+        ...toMcpTool(applyPatchToolSpec()),
+        annotations: { title: 'Edit files with a patch', ...hints, openWorldHint: false },
+      },
     ]);
+  });
+
+  test('says on stderr at start what it serves, where, and under which sandbox', async () => {
+    await using mcp = await connect(['--approval', 'never']);
+    await waitFor(() => mcp.stderr().includes('\n'), { what: 'the start line' });
+    expect(mcp.stderr()).toMatch(
+      new RegExp(
+        `^uexec \\S+ mcp: serving exec_command, write_stdin, apply_patch over stdio; commands run in ${dir}; sandbox workspace-write \\(bubblewrap [^)]+\\); approval never; shell snapshot on\n`,
+      ),
+    );
   });
 
   test('apply_patch through MCP answers as the original (goldens)', async () => {
@@ -187,13 +222,34 @@ describe('uexec mcp', () => {
     expect(textOf(refused)).toContain('Rejected(\\"rejected by user\\")');
   });
 
-  test('without elicitation support, commands that need approval are denied', async () => {
+  test('"always" is offered with the proposed prefix and allows the command from then on', async () => {
+    const choices: unknown[] = [];
+    await using mcp = await connect(['--sandbox', 'danger-full-access', '--approval', 'untrusted'], {
+      elicitation: 'approve_always',
+      choices,
+    });
+    const call = { name: 'exec_command', arguments: { cmd: "printf 'always\\n'" } };
+    expect(parseToolText(textOf(await mcp.client.callTool(call))).output).toBe('always\n');
+    expect(parseToolText(textOf(await mcp.client.callTool(call))).output).toBe('always\n');
+    // Asked once: the prefix became a rule of the session.
+    expect(choices).toEqual([['approve', 'approve_always', 'deny']]);
+  });
+
+  test('without elicitation support, commands that need approval are refused, saying nobody was asked', async () => {
     await using mcp = await connect(['--sandbox', 'danger-full-access', '--approval', 'untrusted']);
     const refused = await mcp.client.callTool({ name: 'exec_command', arguments: { cmd: 'printf nope' } });
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toBe(
-      'exec_command failed for `/bin/bash -lc \'printf nope\'`: CreateProcess { message: "Rejected(\\"rejected by user\\")" }',
+      'exec_command was not run: it needs approval (--approval untrusted), and uexec mcp asks for ' +
+        'approvals through MCP elicitation, which this client does not support, so nobody was asked. ' +
+        'Use a client with elicitation, or start uexec mcp with --approval never (commands then run ' +
+        'without asking, inside the --sandbox profile).',
     );
+    expect(textOf(refused)).not.toContain('rejected by user');
+    expect(mcp.stderr()).toContain('uexec mcp: this client does not support elicitation');
+    // What needs no approval still runs.
+    const ran = await mcp.client.callTool({ name: 'exec_command', arguments: { cmd: 'echo fine' } });
+    expect(parseToolText(textOf(ran)).output).toBe('fine\n');
   });
 });
 
