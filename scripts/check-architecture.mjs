@@ -25,6 +25,16 @@ export const ALLOWED = {
     'exec-server',
     'exec-client',
   ],
+  uexec: [
+    'protocol',
+    'pty-utils',
+    'network-proxy',
+    'sandboxing',
+    'shell-snapshot',
+    'exec-server',
+    'exec-client',
+    'unified-exec',
+  ],
   'test-kit': ['protocol'],
 };
 

@@ -45,7 +45,7 @@ child.stdout.on('data', (text) => {
     const url = text.trim().split('\n')[0];
     log(`execd-server is listening on ${url}`);
     log(`connect with any WebSocket client (msgpack binary frames or JSON text frames), e.g.`);
-    log(`  node packages/unified-exec/dist/cli/uexec.js --remote ${url} run "echo hi"`);
+    log(`  node packages/uexec/dist/cli/uexec.js --remote ${url} run "echo hi"`);
     log('Ctrl-C stops it and every process it started.');
   }
 });

@@ -10,8 +10,15 @@ import { manifestProblems, packPublicPackages } from '../scripts/packed-manifest
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..');
 
+// Packing every package takes a while: once for the tests that read the packs.
+let packs: ReturnType<typeof packPublicPackages> | undefined;
+const packedPackages = (): ReturnType<typeof packPublicPackages> => {
+  packs ??= packPublicPackages();
+  return packs;
+};
+
 test('every public package packs into a manifest the registry can take', () => {
-  const packed = packPublicPackages();
+  const packed = packedPackages();
   expect(packed.map((p) => p.manifest.name).sort()).toEqual([
     '@execd/exec-client',
     '@execd/exec-server',
@@ -20,6 +27,7 @@ test('every public package packs into a manifest the registry can take', () => {
     '@execd/pty-utils',
     '@execd/sandboxing',
     '@execd/shell-snapshot',
+    '@execd/uexec',
     '@execd/unified-exec',
   ]);
   expect(packed.flatMap(manifestProblems)).toEqual([]);
@@ -30,6 +38,27 @@ test('every public package packs into a manifest the registry can take', () => {
   const client = packed.find((p) => p.manifest.name === '@execd/exec-client');
   expect(client?.manifest.dependencies?.['@execd/protocol']).toMatch(/^\^\d/);
   expect(client?.manifest.dependencies?.ws).toMatch(/^\^8\./);
+}, 120_000);
+
+test('the library has no MCP SDK: only @execd/uexec depends on it and imports it', async () => {
+  const packed = packedPackages();
+  const library = packed.find((p) => p.manifest.name === '@execd/unified-exec');
+  const cli = packed.find((p) => p.manifest.name === '@execd/uexec');
+  if (library === undefined || cli === undefined) throw new Error('unified-exec or uexec not packed');
+  for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies'] as const)
+    expect(Object.keys(library.manifest[field] ?? {})).not.toContain('@modelcontextprotocol/sdk');
+  expect(library.manifest.bin).toBeUndefined();
+  const code = library.files.filter((file) => file.startsWith('dist/') && /\.(?:js|d\.ts)$/.test(file));
+  expect(code).toContain('dist/index.js');
+  const importing: string[] = [];
+  for (const file of code)
+    if ((await readFile(join(library.dir, file), 'utf8')).includes('@modelcontextprotocol/'))
+      importing.push(file);
+  expect(importing).toEqual([]);
+  expect(cli.manifest.dependencies?.['@modelcontextprotocol/sdk']).toMatch(/^\^\d/);
+  expect(cli.manifest.dependencies?.['@execd/unified-exec']).toMatch(/^\^\d/);
+  expect(cli.manifest.bin).toEqual({ uexec: './dist/cli/uexec.js' });
+  expect(cli.files).toContain('dist/cli/uexec.js');
 }, 120_000);
 
 test('the checks catch what must never reach the registry', () => {

@@ -1,5 +1,6 @@
 // @execd/unified-exec: the agent-facing exec_command / write_stdin tools.
-// This entry exports the pure core (output formatting, truncation, tool specs, argument parsing).
+// This entry exports the pure core (output formatting, truncation, tool specs, argument parsing)
+// and the runtime. No MCP server here: that and the `uexec` CLI are in @execd/uexec.
 
 export { type ApplyPatchInvocation, parseApplyPatchInvocation } from './apply-patch/invocation.ts';
 export { LocalPatchFileSystem, type LocalWriteScope } from './apply-patch/local-patch-fs.ts';
@@ -109,6 +110,8 @@ export {
   UnifiedExecTools,
   type UnifiedExecToolsOptions,
 } from './handlers/unified-exec-tools.ts';
+// How tool texts and approval questions show an argv as one shell-readable line.
+export { shlexJoin } from './internal/shlex.ts';
 export type { UnifiedExecEvent } from './manager/events.ts';
 export {
   UnifiedExecProcessManager,
@@ -127,11 +130,15 @@ export {
   renderToolOutputJson,
   renderToolOutputText,
 } from './manager/tool-output.ts';
+// For hosts writing an Approver (the uexec terminal and MCP approvers): `availableDecisions` are
+// the answers the original offers for a request, `alwaysDecision` the "don't ask again" one.
 export {
   type ApprovalDecision,
   type ApprovalPurpose,
   type ApprovalRequest,
   type Approver,
+  alwaysDecision,
+  availableDecisions,
   DENY_ALL_APPROVER,
   type NetworkApprovalTarget,
   networkApprovalReason,

@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ExecError, type PermissionProfileName } from '@execd/protocol';
-import { shlexJoin } from '../internal/shlex.ts';
-import type { ApprovalPolicy } from '../tools/exec-command-policy.ts';
+import { type ApprovalPolicy, shlexJoin } from '@execd/unified-exec';
 import { type HelpTopic, isHelpTopic } from './usage.ts';
 
 /** What the command line asks for. */

@@ -1,9 +1,11 @@
 import { resolve } from 'node:path';
-import { Environment } from '../environment/environment.ts';
-import { UnifiedExecTools } from '../handlers/unified-exec-tools.ts';
-import { UnifiedExecProcessManager } from '../manager/process-manager.ts';
-import type { Approver } from '../orchestrator/approval.ts';
-import { SecretMasker } from '../output/secret-mask.ts';
+import {
+  type Approver,
+  Environment,
+  SecretMasker,
+  UnifiedExecProcessManager,
+  UnifiedExecTools,
+} from '@execd/unified-exec';
 import type { CliOptions } from './cli-args.ts';
 import { stderrLogger } from './stderr-logger.ts';
 

@@ -1,6 +1,5 @@
 import type { Interface } from 'node:readline/promises';
-import type { ToolCallResult } from '../handlers/tool-call-result.ts';
-import { visibleText } from '../orchestrator/visible-text.ts';
+import { type ToolCallResult, visibleText } from '@execd/unified-exec';
 import type { CliSession } from './cli-session.ts';
 import { decodeEscapes } from './escapes.ts';
 

@@ -1,4 +1,4 @@
-import type { ToolCallResult } from '../handlers/tool-call-result.ts';
+import type { ToolCallResult } from '@execd/unified-exec';
 import type { CliSession } from './cli-session.ts';
 
 /** What {@link runToEnd} needs besides the session. */

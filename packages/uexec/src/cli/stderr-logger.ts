@@ -1,5 +1,5 @@
 import type { Logger } from '@execd/protocol';
-import { visibleJson } from '../orchestrator/visible-text.ts';
+import { visibleJson } from '@execd/unified-exec';
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 type Level = (typeof LEVELS)[number];

@@ -1,12 +1,14 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  type ApprovalRequest,
+  Environment,
+  ExecPolicyManager,
+  UnifiedExecProcessManager,
+  UnifiedExecTools,
+} from '@execd/unified-exec';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { Environment } from '../environment/environment.ts';
-import { ExecPolicyManager } from '../exec-policy/exec-policy-manager.ts';
-import { UnifiedExecTools } from '../handlers/unified-exec-tools.ts';
-import { UnifiedExecProcessManager } from '../manager/process-manager.ts';
-import type { ApprovalRequest } from '../orchestrator/approval.ts';
 import { approvalQuestion, decisionOf, terminalApprover } from './terminal-approver.ts';
 
 const base: ApprovalRequest = {

@@ -1,11 +1,11 @@
-import { shlexJoin } from '../internal/shlex.ts';
 import {
   type ApprovalDecision,
   type ApprovalRequest,
   type Approver,
   alwaysDecision,
-} from '../orchestrator/approval.ts';
-import { visibleText } from '../orchestrator/visible-text.ts';
+  shlexJoin,
+  visibleText,
+} from '@execd/unified-exec';
 
 /**
  * What `[a]lways` means for a request, as the original words its option: the offered prefix

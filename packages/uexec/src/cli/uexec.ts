@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 // uexec: try exec_command / write_stdin from a terminal, run one command, or serve them over MCP.
 import { createInterface, type Interface } from 'node:readline/promises';
+import { type ToolCallResult, visibleText } from '@execd/unified-exec';
 import packageJson from '../../package.json' with { type: 'json' };
-import type { ToolCallResult } from '../handlers/tool-call-result.ts';
-import { visibleText } from '../orchestrator/visible-text.ts';
 import { type CliOptions, parseCliArgs, UsageError } from './cli-args.ts';
 import { type CliSession, openCliSession } from './cli-session.ts';
 import { runInteractive } from './interactive.ts';

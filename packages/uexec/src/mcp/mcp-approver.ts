@@ -1,12 +1,12 @@
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { shlexJoin } from '../internal/shlex.ts';
 import {
   type ApprovalDecision,
   type ApprovalRequest,
   type Approver,
   alwaysDecision,
-} from '../orchestrator/approval.ts';
-import { visibleText } from '../orchestrator/visible-text.ts';
+  shlexJoin,
+  visibleText,
+} from '@execd/unified-exec';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 
 /**
  * The question shown to the person behind the MCP client. What the model chose (command, cwd,

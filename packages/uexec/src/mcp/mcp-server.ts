@@ -1,7 +1,6 @@
+import { toMcpTool, type UnifiedExecTools } from '@execd/unified-exec';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { UnifiedExecTools } from '../handlers/unified-exec-tools.ts';
-import { toMcpTool } from '../tools/tool-exporters.ts';
 import { toolAnnotations } from './tool-annotations.ts';
 import { noElicitationText, type UnaskedApprovals } from './unasked-approvals.ts';
 

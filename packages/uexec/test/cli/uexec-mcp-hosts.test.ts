@@ -57,7 +57,7 @@ describe('README: uexec in an MCP host', () => {
       expect(entry.command).toBe('node');
       const args = entry.args.map((arg) =>
         arg
-          .replace('/path/to/execd/packages/unified-exec/dist/cli/uexec.js', script)
+          .replace('/path/to/execd/packages/uexec/dist/cli/uexec.js', script)
           .replace('/path/to/your/project', project)
           .replace(VSCODE_WORKSPACE_FOLDER, project),
       );

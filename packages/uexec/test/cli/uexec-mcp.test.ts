@@ -3,11 +3,11 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '@execd/test-kit';
+import { applyPatchToolSpec, execCommandToolSpec, toMcpTool, writeStdinToolSpec } from '@execd/unified-exec';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { applyPatchToolSpec, execCommandToolSpec, toMcpTool, writeStdinToolSpec } from '../../src/index.ts';
 import { buildUexec } from '../helpers/cli.ts';
 import { pidsMatching, uniqueMarker } from '../helpers/processes.ts';
 import { parseToolText } from '../helpers/tool-text.ts';
@@ -126,7 +126,11 @@ describe('uexec mcp', () => {
   test('apply_patch through MCP answers as the original (goldens)', async () => {
     const golden = JSON.parse(
       await readFile(
-        join(import.meta.dirname, '../oracle/fixtures/apply-patch/apply-patch-bypass.json'),
+        // The golden recorded from the original lives with unified-exec's oracle fixtures.
+        join(
+          import.meta.dirname,
+          '../../../unified-exec/test/oracle/fixtures/apply-patch/apply-patch-bypass.json',
+        ),
         'utf8',
       ),
     ) as { steps: Array<{ call: string; input?: string; arguments?: unknown; output: string }> };
