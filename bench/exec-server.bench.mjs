@@ -1,22 +1,8 @@
-// The exec-server side by side with the original Codex exec-server, in one run, through the same
-// client (`@execd/exec-client`; JSON codec against the original):
-//   (a) process/start of /bin/true until process/closed arrives: median of 200 (interleaved);
-//   (b) one process writing 256 MiB to stdout, streamed to the client: MB/s (+ share delivered);
-//   (c) 200 concurrent `sleep 30`: server RSS and marginal memory per process;
-//   (d) 200 clients x 5 processes streaming at once: aggregate MB/s;
-//   (e) one process writing 64 MiB through a PTY, streamed to the client: MB/s.
-// The original comes from ../../shared/tools/codex-peer (or CODEX_PEER_BIN, or an npm install
-// into ~/.cache/execd-peers); without it the figures have baseline null. BENCH_QUICK=1: small sizes.
-// BENCH_FIGURES=stream,pty (any of start, stream, pty, memory, load): only those figures.
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { ExecServerClient } from '@execd/exec-client';
 import { emit, figure } from './lib/measure.mjs';
+import { EXECD_CLI, log, PEER_VERSION, peerBinary, rssBytes, startServer } from './lib/servers.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const START_ROUNDS = QUICK ? 20 : 200;
@@ -29,117 +15,11 @@ const LOAD_CLIENTS = QUICK ? 20 : 200;
 const LOAD_PROCESSES = 5;
 /** `seq 1 LOAD_LINES` per load process: 108,894 bytes (BENCH_LOAD_LINES=140000: about 1 MiB). */
 const LOAD_LINES = Number(process.env.BENCH_LOAD_LINES ?? 20_000);
-const PEER_VERSION = process.env.CODEX_PEER_VERSION ?? '0.169.0';
 const FIGURES = new Set(
   (process.env.BENCH_FIGURES ?? 'start,stream,pty,memory,load').split(',').map((name) => name.trim()),
 );
 
-const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(import.meta.url);
-const EXECD_CLI = join(
-  dirname(require.resolve('@execd/exec-server/package.json')),
-  'dist/cli/execd-server.js',
-);
 const ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };
-const log = (text) => process.stderr.write(`${text}\n`);
-
-/** The original's `codex` executable, installing it once if needed; undefined when unavailable. */
-function peerBinary() {
-  if (process.env.CODEX_PEER_BIN) return process.env.CODEX_PEER_BIN;
-  const script = join(BENCH_DIR, '..', '..', 'shared', 'tools', 'codex-peer');
-  try {
-    if (existsSync(script)) return execFileSync(script, { encoding: 'utf8' }).trim();
-    const dir = join(homedir(), '.cache', 'execd-peers', `codex-${PEER_VERSION}`);
-    const bin = join(dir, 'node_modules', '.bin', 'codex');
-    if (!existsSync(bin)) {
-      mkdirSync(dir, { recursive: true });
-      log(`installing @openai/codex@${PEER_VERSION} into ${dir} (once, about 400 MB)`);
-      execFileSync('npm', ['init', '-y'], { cwd: dir, stdio: 'ignore' });
-      execFileSync('npm', ['install', '--no-audit', '--no-fund', '-E', `@openai/codex@${PEER_VERSION}`], {
-        cwd: dir,
-        stdio: ['ignore', 'ignore', 'inherit'],
-      });
-    }
-    return bin;
-  } catch (error) {
-    log(`original exec-server unavailable: ${error.message}`);
-    return undefined;
-  }
-}
-
-/** Starts a server child, reads its ws:// URL from stdout. */
-async function startServer(name, command, args) {
-  const child = spawn(command, args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, RUST_LOG: 'error' },
-  });
-  child.stderr.resume();
-  let stdout = '';
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name}: no URL within 60 s`)), 60_000);
-    child.stdout.on('data', (data) => {
-      stdout += data;
-      const match = /ws:\/\/[^\s]+/.exec(stdout);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[0]);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
-  });
-  child.stdout.resume();
-  return {
-    name,
-    url,
-    child,
-    /** The process that serves: the original's npm launcher runs the native binary as a child. */
-    servingPid() {
-      const native = descendants(child.pid).find((pid) => comm(pid) === 'codex');
-      return native ?? child.pid;
-    },
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
-
-function comm(pid) {
-  try {
-    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-  } catch {
-    return '';
-  }
-}
-
-function descendants(root) {
-  const children = new Map();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
-    } catch {}
-  }
-  const found = [];
-  for (let queue = [root]; queue.length > 0; ) {
-    for (const child of children.get(queue.shift()) ?? []) {
-      found.push(child);
-      queue.push(child);
-    }
-  }
-  return found;
-}
-
-function rssBytes(pid) {
-  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(match[1]) * 1024;
-}
 
 function params(processId, argv, { tty = false } = {}) {
   return {
