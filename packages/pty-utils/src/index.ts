@@ -50,6 +50,7 @@ export {
   InputWaitWatcher,
   type InputWaitWatcherOptions,
 } from './input-wait-watcher.ts';
+export { CGROUP_JOIN_FAILED_EXIT_CODE, joinWrapperPerl } from './internal/cgroup-join.ts';
 export {
   isProcessAlive,
   processGroupAlive,

@@ -4,6 +4,7 @@ import { ExecError, NOOP_LOGGER } from '@execd/protocol';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from './constants.ts';
 import { resolveSpawn } from './executables/resolve-program.ts';
 import { toExitStatus } from './exit-status.ts';
+import { joinCgroupsCommand } from './internal/cgroup-join.ts';
 import { ChildHandle, type StdinPort } from './internal/child-handle.ts';
 import { stdinClosedError } from './stdin-closed.ts';
 import type { ExitStatus, PipeSpawnOptions, SpawnedProcess } from './types.ts';
@@ -74,12 +75,22 @@ export async function spawnPipe(options: PipeSpawnOptions): Promise<SpawnedProce
   const resolved = resolveSpawn(options);
   const logger = options.logger ?? NOOP_LOGGER;
   const pipeStdin = options.stdin === 'pipe';
+  const joined =
+    options.joinCgroups === undefined || options.joinCgroups.length === 0
+      ? undefined
+      : joinCgroupsCommand(
+          options.joinCgroups,
+          resolved.file,
+          resolved.arg0,
+          resolved.argv.slice(1),
+          resolved.env,
+        );
   let child: ChildProcess;
   try {
-    child = spawn(resolved.file, resolved.argv.slice(1), {
+    child = spawn(joined?.file ?? resolved.file, joined?.args ?? resolved.argv.slice(1), {
       cwd: resolved.cwd,
-      env: resolved.env,
-      argv0: resolved.arg0,
+      env: joined?.env ?? resolved.env,
+      ...(joined === undefined ? { argv0: resolved.arg0 } : {}),
       detached: true,
       stdio: [pipeStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
     });

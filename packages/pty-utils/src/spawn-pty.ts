@@ -5,6 +5,7 @@ import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_PTY_COLS, DEFAULT_PTY_ROWS } from './
 import { resolveSpawn } from './executables/resolve-program.ts';
 import { toPtyExitStatus } from './exit-status.ts';
 import { ptyCommand } from './internal/arg0-wrapper.ts';
+import { joinCgroupsCommand } from './internal/cgroup-join.ts';
 import { ChildHandle } from './internal/child-handle.ts';
 import { loadNativePty } from './internal/native-pty.ts';
 import { drainMaster, PtyStdin } from './internal/pty-master.ts';
@@ -38,9 +39,20 @@ export async function spawnPty(options: PtySpawnOptions): Promise<SpawnedProcess
   const rows = checkSize(options.rows ?? DEFAULT_PTY_ROWS, 'rows');
   const resolved = resolveSpawn(options);
   const logger = options.logger ?? NOOP_LOGGER;
-  const command = ptyCommand(resolved);
+  const joined =
+    options.joinCgroups === undefined || options.joinCgroups.length === 0
+      ? undefined
+      : joinCgroupsCommand(
+          options.joinCgroups,
+          resolved.file,
+          resolved.arg0,
+          resolved.argv.slice(1),
+          resolved.env,
+        );
+  // The join wrapper sets argv[0] itself; otherwise see `ptyCommand`.
+  const command = joined ?? ptyCommand(resolved);
   const { native, helperPath } = loadNativePty();
-  const envPairs = Object.entries(resolved.env).map(([key, value]) => `${key}=${value}`);
+  const envPairs = Object.entries(joined?.env ?? resolved.env).map(([key, value]) => `${key}=${value}`);
   let reportExit!: (status: ExitStatus) => void;
   const exit = new Promise<ExitStatus>((resolve) => {
     reportExit = resolve;

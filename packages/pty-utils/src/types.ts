@@ -33,6 +33,12 @@ export interface SpawnOptions {
   readonly drainTimeoutMs?: number | undefined;
   /** Receives state changes at `debug` (spawn, exit, drain cap, signals). Default: no-op. */
   readonly logger?: Logger | undefined;
+  /**
+   * `cgroup.procs` files the child writes its pid into before it execs the program (a perl
+   * wrapper does it; see `joinWrapperPerl`), so the program and all its descendants, daemons
+   * included, start in those cgroups. Failing to join exits 125 with an `execd:` line on stderr.
+   */
+  readonly joinCgroups?: readonly string[] | undefined;
 }
 
 /** Options for `spawnPty`. */
@@ -79,8 +85,11 @@ export interface SpawnedProcess extends AsyncDisposable {
   closeStdin(): void;
   /** Resizes the terminal; no-op for pipes and after exit. */
   resize(cols: number, rows: number): void;
-  /** SIGINT to the process group. */
-  interrupt(): void;
+  /**
+   * SIGINT to the process group. A wrapper may need to look before it signals (a sandbox
+   * delivers it to the command's own group inside); it then returns a promise, settled once sent.
+   */
+  interrupt(): void | Promise<void>;
   /**
    * Sends a signal to the whole process group (default SIGKILL); for a PTY child also (Linux) to
    * every other process still in its session, i.e. a job-control shell's background jobs.

@@ -2,6 +2,7 @@
 // (macOS) wrappers, denial detection, and spawnProcess = transform + pty-utils.
 
 export type { DeniedPathPlan } from './access-plan.ts';
+export { type ContainmentInfo, detectContainment } from './containment.ts';
 export { CREDENTIAL_STORES, credentialStoreDenials } from './credential-stores.ts';
 export {
   type CommandOutput,

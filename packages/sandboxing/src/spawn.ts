@@ -1,5 +1,6 @@
 import type { Logger, SandboxType } from '@execd/protocol';
-import { type SpawnedProcess, spawnPipe, spawnPty } from '@execd/pty-utils';
+import { joinWrapperPerl, type SpawnedProcess, spawnPipe, spawnPty } from '@execd/pty-utils';
+import { containProcess } from './contained-process.ts';
 import {
   type CommandCgroup,
   type CommandLimits,
@@ -81,28 +82,62 @@ export interface SpawnResult {
 
 const NO_EVENTS: LimitEvents = Object.freeze({ memoryLimitHit: false, oomKills: 0, pidsLimitHit: false });
 
-/** The cgroup (when the host has one) and the launcher lines for a sandboxed command's limits. */
-async function commandLimits(
-  request: SpawnRequest,
-): Promise<{ group?: CommandCgroup; preamble: string[]; limits: SpawnedLimits } | undefined> {
-  if (request.sandbox?.type !== 'linuxSeccomp' || request.limits === false) return undefined;
-  const wanted = request.limits ?? DEFAULT_COMMAND_LIMITS;
+/** The cgroup of one command, how it joins it, and (sandboxed) its limits. */
+interface CommandGroupSetup {
+  readonly group?: CommandCgroup;
+  /** Launcher lines of a bubblewrap command: join the group, set the file-size limit. */
+  readonly preamble: string[];
+  /** An unsandboxed command's `cgroup.procs` files, joined by pty-utils' wrapper before exec. */
+  readonly joinCgroups?: readonly string[];
+  /** Set for a bubblewrap command. */
+  readonly limits?: SpawnedLimits;
+}
+
+/**
+ * The cgroup every command gets where the host lets the executor create one (see
+ * `detectContainment`): a bubblewrap command's with its limits (none with `limits: false`), an
+ * unsandboxed command's without limits, in one controller's hierarchy (membership is all it is
+ * for). Without a group a sandboxed command is still contained by its pid namespace, an
+ * unsandboxed one by its session.
+ */
+async function commandGroup(request: SpawnRequest): Promise<CommandGroupSetup> {
+  if (process.platform !== 'linux') return { preamble: [] };
+  const bubblewrap = request.sandbox?.type === 'linuxSeccomp';
+  if (!bubblewrap && request.sandbox !== undefined && request.sandbox.type !== 'none')
+    return { preamble: [] };
   const control = request.resourceControl ?? (await detectResourceControl({ logger: request.logger }));
-  const needsGroup =
-    wanted.maxProcesses !== undefined ||
-    wanted.maxMemoryBytes !== undefined ||
-    wanted.maxCpuSeconds !== undefined;
+  if (!bubblewrap) {
+    if (control.kind === 'none' || joinWrapperPerl() === null) return { preamble: [] };
+    try {
+      const group = await createCommandCgroup(membershipOnly(control), {}, { logger: request.logger });
+      return { group, preamble: [], joinCgroups: group.procsFiles };
+    } catch (error) {
+      // Containment is best effort for an unsandboxed command: its session still is.
+      request.logger?.warn('no cgroup for an unsandboxed command', { error });
+      return { preamble: [] };
+    }
+  }
+  const wanted = request.limits === false ? {} : (request.limits ?? DEFAULT_COMMAND_LIMITS);
   const group =
-    needsGroup && control.kind !== 'none'
-      ? await createCommandCgroup(control, wanted, { logger: request.logger })
-      : undefined;
+    control.kind === 'none'
+      ? undefined
+      : await createCommandCgroup(control, wanted, { logger: request.logger });
   const inForce: CommandLimits = { ...(group?.limits ?? {}), maxFileBytes: wanted.maxFileBytes };
   const events = (): Promise<LimitEvents> => group?.readEvents() ?? Promise.resolve(NO_EVENTS);
   return {
     ...(group === undefined ? {} : { group }),
     preamble: launcherLimitLines({ procsFiles: group?.procsFiles, maxFileBytes: wanted.maxFileBytes }),
-    limits: { inForce, events, describeHit: async () => formatLimitHit(await events(), inForce) },
+    ...(request.limits === false
+      ? {}
+      : { limits: { inForce, events, describeHit: async () => formatLimitHit(await events(), inForce) } }),
   };
+}
+
+/** One hierarchy of a v1 control (pids if it has it): a group there lists every member. */
+function membershipOnly(control: Exclude<ResourceControl, { kind: 'none' }>): ResourceControl {
+  if (control.kind === 'cgroup2' || control.controllers.length <= 1) return control;
+  const one = control.controllers.includes('pids') ? 'pids' : control.controllers[0]!;
+  return { ...control, controllers: [one] };
 }
 
 /**
@@ -110,28 +145,27 @@ async function commandLimits(
  * with pty-utils, in a PTY when `tty`, else on pipes with stdin piped or /dev/null. A `proxied`
  * command with `managedNetwork` is started inside a fresh network namespace held by the proxy's
  * bridge (which listens before the command exists), with the proxy variables in its environment.
+ * Every command is contained (see `containProcess`): ending it ends its whole tree, daemons
+ * included, and its interrupt reaches the command inside its sandbox.
  * Rejects with `unsupported` when the sandbox cannot run here, `spawnFailed` when the program
  * (or the bridge) cannot be started.
  */
 export async function spawnProcess(request: SpawnRequest): Promise<SpawnResult> {
-  const limits = await commandLimits(request);
+  const setup = await commandGroup(request);
   let result: SpawnResult;
   try {
-    result = await spawnPrepared(request, limits?.preamble ?? []);
+    result = await spawnPrepared(request, setup.preamble, setup.joinCgroups);
   } catch (error) {
-    await limits?.group?.close();
+    await setup.group?.close();
     throw error;
   }
-  if (limits === undefined) return result;
   // Once the command is done (exited, output ended), whatever it left in its cgroup (a daemon in
   // its own session) is killed and the group removed; its events are kept for `describeHit`.
-  const group = limits.group;
-  if (group !== undefined)
-    void result.process.closed.then(
-      () => group.close(),
-      () => group.close(),
-    );
-  return { ...result, limits: limits.limits };
+  const process = containProcess(result.process, {
+    group: setup.group,
+    bubblewrap: result.sandboxType === 'linuxSeccomp',
+  });
+  return { ...result, process, ...(setup.limits === undefined ? {} : { limits: setup.limits }) };
 }
 
 /** Lays out the plan's command line (once) and spawns it in a PTY or on pipes. */
@@ -139,6 +173,7 @@ async function spawnPlanned(
   request: SpawnRequest,
   plan: SandboxPlan,
   route: NetworkRoute | undefined,
+  joinCgroups: readonly string[] | undefined,
 ): Promise<SpawnedProcess> {
   const { argv, env } = plan.commandLine(route);
   request.logger?.debug('sandboxing: spawn', {
@@ -153,6 +188,7 @@ async function spawnPlanned(
     arg0: plan.arg0,
     drainTimeoutMs: request.drainTimeoutMs,
     logger: request.logger,
+    joinCgroups,
   };
   return request.tty
     ? spawnPty({ ...options, cols: request.cols, rows: request.rows })
@@ -162,6 +198,7 @@ async function spawnPlanned(
 async function spawnPrepared(
   request: SpawnRequest,
   launcherPreamble: readonly string[],
+  joinCgroups: readonly string[] | undefined,
 ): Promise<SpawnResult> {
   const managed = request.managedNetwork;
   // Everything that can refuse the command (unsupported, invalidParams, a missing program)
@@ -175,8 +212,10 @@ async function spawnPrepared(
   try {
     launched =
       plan.proxyRouted && managed !== undefined
-        ? await spawnBehindBridge(managed, request.logger, (route) => spawnPlanned(request, plan, route))
-        : { process: await spawnPlanned(request, plan, undefined) };
+        ? await spawnBehindBridge(managed, request.logger, (route) =>
+            spawnPlanned(request, plan, route, joinCgroups),
+          )
+        : { process: await spawnPlanned(request, plan, undefined, joinCgroups) };
   } catch (error) {
     await plan.release();
     throw error;

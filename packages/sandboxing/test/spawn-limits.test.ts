@@ -75,7 +75,7 @@ describe.skipIf(!hasCgroups)('resource limits under bubblewrap', () => {
     expect(statSync(join(ws.path, 'big')).size).toBe(MIB);
   });
 
-  test('limits: false runs the command without a cgroup or rlimit', async () => {
+  test('limits: false runs the command without limits (no rlimit; its cgroup only contains it)', async () => {
     using ws = tempDir();
     const { launched, output } = await runLimited('ulimit -f', ws.path, false);
     expect(launched.limits).toBeUndefined();

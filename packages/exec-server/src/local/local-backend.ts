@@ -1,6 +1,6 @@
 import type { EnvironmentInfo, ExecParams } from '@execd/protocol';
 import type { ExecBackend, StartOptions } from '@execd/protocol/contract';
-import { localEnvironmentInfo, resourceLimitsInfo } from '../server/environment-info.ts';
+import { containmentInfo, localEnvironmentInfo, resourceLimitsInfo } from '../server/environment-info.ts';
 import { deciderRequester } from './decider-requester.ts';
 import { LocalExecProcess } from './local-exec-process.ts';
 import { LocalProcessTable, type LocalProcessTableOptions } from './local-process-table.ts';
@@ -44,7 +44,10 @@ export class LocalBackend implements ExecBackend {
 
   /** This host, as `environment/info` describes it. */
   async environmentInfo(): Promise<EnvironmentInfo> {
-    return localEnvironmentInfo({ resourceLimits: await resourceLimitsInfo(this.#commandLimits) });
+    return localEnvironmentInfo({
+      resourceLimits: await resourceLimitsInfo(this.#commandLimits),
+      containment: await containmentInfo(),
+    });
   }
 
   /** Ends every handle's followers and kills every process tree. Idempotent. */

@@ -123,7 +123,7 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
 
   /** `process/signal` (`interrupt`): SIGINT to a running child's process group, else nothing. */
   async signal(params: SignalParams): Promise<Record<string, never>> {
-    this.#records.get(params.processId)?.interrupt();
+    await this.#records.get(params.processId)?.interrupt();
     return {};
   }
 

@@ -137,7 +137,7 @@ export function guardAgainstOrphans(
     write: (bytes: Uint8Array | string): Promise<void> => child.write(bytes),
     closeStdin: (): void => child.closeStdin(),
     resize: (cols: number, rows: number): void => child.resize(cols, rows),
-    interrupt: (): void => child.interrupt(),
+    interrupt: (): void | Promise<void> => child.interrupt(),
     kill: (killSignal?: NodeJS.Signals): void => child.kill(killSignal),
     terminate: (options?: TerminateOptions): Promise<ExitStatus> => child.terminate(options),
     exited: child.exited,

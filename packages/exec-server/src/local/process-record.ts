@@ -208,11 +208,14 @@ export class ProcessRecord {
     return 'accepted';
   }
 
-  /** SIGINT to the process group while running; a no-op when starting or exited. */
-  interrupt(): void {
+  /**
+   * SIGINT to the command's process group while running (inside its sandbox for a sandboxed
+   * one: see sandboxing's `containProcess`); a no-op when starting or exited.
+   */
+  async interrupt(): Promise<void> {
     if (this.#spawned === undefined || this.#exitCode !== undefined) return;
     try {
-      this.#spawned.interrupt();
+      await this.#spawned.interrupt();
     } catch (error) {
       throw new RpcError('internal', `failed to signal process: ${describe(error)}`, { cause: error });
     }
@@ -224,7 +227,12 @@ export class ProcessRecord {
    */
   terminate(): boolean {
     this.#network?.cancelPendingDecisions();
-    if (this.#spawned === undefined || this.#exitCode !== undefined) return false;
+    if (this.#spawned === undefined) return false;
+    if (this.#exitCode !== undefined) {
+      // The command is done, but what it left (a daemon holding its output open) dies too.
+      if (!this.#closed) this.#spawned.kill('SIGKILL');
+      return false;
+    }
     this.#terminationRequested = true;
     this.#init.logger.debug('terminating process', { processId: this.processId });
     this.#spawned.kill('SIGKILL');

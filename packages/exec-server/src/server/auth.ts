@@ -16,6 +16,16 @@ export const MISSING_TOKEN_HINT: string =
   'for a client that sends none (Codex CLI), use an SSH tunnel or a proxy that adds the header: ' +
   'see "Connecting Codex CLI" in deploy/README.md\n';
 
+/** The one-line body of a 401 answer to a request whose bearer token does not match. */
+export const WRONG_TOKEN_HINT: string =
+  'execd-server: the bearer token sent (Authorization: Bearer <token>) is not the one this server ' +
+  'was started with (--auth-token-file or EXECD_AUTH_TOKEN); check for a stale or truncated token\n';
+
+/** The 401 body for a request with this `Authorization` header: missing or wrong token. */
+export function tokenRefusalHint(authorization: string | undefined): string {
+  return authorization === undefined ? MISSING_TOKEN_HINT : WRONG_TOKEN_HINT;
+}
+
 /**
  * The `WWW-Authenticate` value of a 401 answer (RFC 6750): `invalid_token` when a token was sent
  * and did not match, no error code when none was sent.

@@ -5,6 +5,7 @@ import {
   type CommandLimits,
   DEFAULT_COMMAND_LIMITS,
   describeLimitsInForce,
+  detectContainment,
   detectResourceControl,
 } from '@execd/sandboxing';
 import { EXECD_PROVIDER_ID, EXECD_VERSION, platformOs } from './executor-identity.ts';
@@ -55,6 +56,14 @@ export interface LocalEnvironmentInfoOptions {
   readonly capabilities?: Partial<EnvironmentInfo['capabilities']>;
   /** The resource limits of sandboxed commands (see {@link resourceLimitsInfo}). */
   readonly resourceLimits?: EnvironmentInfo['resourceLimits'];
+  /** How command trees are contained (see {@link containmentInfo}). */
+  readonly containment?: EnvironmentInfo['containment'];
+}
+
+/** The `containment` of `environment/info`: a cgroup per command, or process group and session. */
+export async function containmentInfo(logger?: Logger): Promise<EnvironmentInfo['containment']> {
+  const { kind, summary } = await detectContainment(logger === undefined ? {} : { logger });
+  return { kind, summary };
 }
 
 /**
@@ -119,6 +128,7 @@ export function localEnvironmentInfo(options: LocalEnvironmentInfoOptions = {}):
     tempDir,
     capabilities: { ...DEFAULT_CAPABILITIES, ...options.capabilities },
     ...(options.resourceLimits === undefined ? {} : { resourceLimits: options.resourceLimits }),
+    ...(options.containment === undefined ? {} : { containment: options.containment }),
   };
   return info;
 }

@@ -56,6 +56,15 @@ export {
   RequestLane,
 } from './request-lanes.ts';
 export {
+  dialExecHost,
+  ENVIRONMENT_ID_HEADER,
+  REDIAL_INITIAL_DELAY_MS,
+  REDIAL_MAX_DELAY_MS,
+  type ReverseDialer,
+  type ReverseDialerOptions,
+  redialDelayMs,
+} from './reverse-dialer.ts';
+export {
   MAX_PENDING_SERVER_REQUESTS,
   ServerRequests,
   type ServerRequestsOptions,
@@ -72,6 +81,10 @@ export {
   type SessionRegistryOptions,
 } from './session-registry.ts';
 export { type ExecServerOptions, type RunningExecServer, startExecServer } from './start-exec-server.ts';
+export {
+  type ReverseExecServerOptions,
+  startReverseExecServer,
+} from './start-reverse-exec-server.ts';
 export { STDIO_CONNECTION_LABEL, StdioTransport, type StdioTransportOptions } from './stdio-transport.ts';
-export { OVERSIZE_FRAME_MARGIN_BYTES } from './websocket-listener.ts';
+export { OVERSIZE_FRAME_MARGIN_BYTES, type Readiness, UPGRADE_REQUIRED_HINT } from './websocket-listener.ts';
 export { KEEPALIVE_MISSES_BEFORE_TERMINATE, WEBSOCKET_KEEPALIVE_INTERVAL_MS } from './websocket-transport.ts';

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type BearerTokenVerifier, bearerChallenge, MISSING_TOKEN_HINT } from './auth.ts';
+import { type BearerTokenVerifier, bearerChallenge, tokenRefusalHint } from './auth.ts';
 import type { ExecServerMetrics } from './metrics.ts';
 
 /**
@@ -31,7 +31,7 @@ export function serveMetrics(
     end(
       401,
       { 'www-authenticate': bearerChallenge(request.headers.authorization) },
-      request.method === 'HEAD' ? undefined : MISSING_TOKEN_HINT,
+      request.method === 'HEAD' ? undefined : tokenRefusalHint(request.headers.authorization),
     );
     return;
   }

@@ -2,7 +2,7 @@ import { type EnvironmentInfo, ExecError, type Logger, MAX_FRAME_BYTES, NOOP_LOG
 import { LocalProcessTable, type LocalProcessTableOptions } from '../local/index.ts';
 import { BearerTokenVerifier } from './auth.ts';
 import { ConnectionProcessor, type ConnectionTransport } from './connection-processor.ts';
-import { localEnvironmentInfo, resourceLimitsInfo } from './environment-info.ts';
+import { containmentInfo, localEnvironmentInfo, resourceLimitsInfo } from './environment-info.ts';
 import { DEFAULT_LISTEN_URL, isLoopbackAddress, parseListenUrl } from './listen-url.ts';
 import type { LocalPeerCheck } from './local-peer.ts';
 import { ExecServerMetrics } from './metrics.ts';
@@ -15,7 +15,7 @@ import {
   SessionRegistry,
 } from './session-registry.ts';
 import { StdioTransport } from './stdio-transport.ts';
-import { listenWebSocket } from './websocket-listener.ts';
+import { listenWebSocket, type Readiness } from './websocket-listener.ts';
 import { WEBSOCKET_KEEPALIVE_INTERVAL_MS } from './websocket-transport.ts';
 
 /** Options of {@link startExecServer}. Every duration and limit has the original's default. */
@@ -75,6 +75,8 @@ export interface ExecServerOptions {
   readonly systemConfigDir?: string | undefined;
   /** Streams of the stdio transport (default the process's stdin/stdout). */
   readonly stdio?: { readonly input: NodeJS.ReadableStream; readonly output: NodeJS.WritableStream };
+  /** What `GET /readyz` answers (default: always ready); e.g. 503 while the sandbox does not work. */
+  readonly readiness?: (() => Readiness) | undefined;
 }
 
 /** A running exec-server. */
@@ -180,7 +182,12 @@ export async function startExecServer(options: ExecServerOptions = {}): Promise<
     options.environmentInfo === undefined && options.createProcessTable === undefined
       ? await resourceLimitsInfo(options.processTable?.commandLimits, logger)
       : undefined;
-  const environmentInfo = options.environmentInfo ?? (() => localEnvironmentInfo({ resourceLimits }));
+  const containment =
+    options.environmentInfo === undefined && options.createProcessTable === undefined
+      ? await containmentInfo(logger)
+      : undefined;
+  const environmentInfo =
+    options.environmentInfo ?? (() => localEnvironmentInfo({ resourceLimits, containment }));
   const open = <TTransport extends ConnectionTransport & { attach(processor: ConnectionProcessor): void }>(
     transport: TTransport,
   ): ConnectionProcessor => {
@@ -243,6 +250,7 @@ export async function startExecServer(options: ExecServerOptions = {}): Promise<
       allowedHosts,
       localPeerCheck,
       openConnection: open,
+      readiness: options.readiness,
     });
   } catch (error) {
     await registry.close();

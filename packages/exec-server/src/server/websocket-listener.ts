@@ -9,7 +9,7 @@ import {
   NOOP_LOGGER,
 } from '@execd/protocol';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { type BearerTokenVerifier, bearerChallenge, MISSING_TOKEN_HINT } from './auth.ts';
+import { type BearerTokenVerifier, bearerChallenge, tokenRefusalHint } from './auth.ts';
 import type { ConnectionProcessor } from './connection-processor.ts';
 import { formatWebSocketUrl } from './listen-url.ts';
 import type { LocalPeerCheck } from './local-peer.ts';
@@ -48,6 +48,8 @@ export interface WebSocketListenerOptions {
   readonly localPeerCheck: LocalPeerCheck;
   /** Starts the processor of a freshly upgraded connection. */
   readonly openConnection: (transport: WebSocketTransport) => ConnectionProcessor;
+  /** What `GET /readyz` answers (default: always ready, as the original). */
+  readonly readiness?: (() => Readiness) | undefined;
 }
 
 /** A listening WebSocket endpoint. */
@@ -69,6 +71,15 @@ function reject(socket: Duplex, ...[status, text, extraHeaders = '', body = '']:
   );
   socket.destroy();
 }
+
+/** Whether the server can do its work: `GET /readyz` answers 200, or 503 with the reason. */
+export type Readiness = { readonly ready: true } | { readonly ready: false; readonly reason: string };
+
+/** The body of a plain HTTP request to `/`: what the endpoint is and how to reach it. */
+export const UPGRADE_REQUIRED_HINT: string =
+  'execd-server: this is a WebSocket endpoint (JSON-RPC over WebSocket); connect with a WebSocket ' +
+  'client, e.g. `uexec --remote ws://HOST:PORT run "echo hi"` or Codex CLI, not a browser or curl. ' +
+  'Plain HTTP serves only GET /readyz and GET /metrics\n';
 
 function pathOf(request: IncomingMessage): string {
   try {
@@ -119,15 +130,21 @@ export async function listenWebSocket(options: WebSocketListenerOptions): Promis
         serveMetrics(request, response, options.metrics, options.verifier);
         return;
       }
-      const status =
-        refused?.status ??
-        (request.method === 'GET' && pathOf(request) === '/readyz'
-          ? 200
-          : pathOf(request) === '/'
-            ? 426
-            : 404);
-      response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
-      response.end(status === 200 ? 'ok\n' : '');
+      const readyz = request.method === 'GET' && pathOf(request) === '/readyz';
+      const readiness = readyz ? (options.readiness?.() ?? { ready: true }) : undefined;
+      if (refused === undefined && readiness?.ready === false) {
+        response.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
+        response.end(`not ready: ${readiness.reason}\n`);
+        return;
+      }
+      const status = refused?.status ?? (readyz ? 200 : pathOf(request) === '/' ? 426 : 404);
+      response.writeHead(status, {
+        'content-type': 'text/plain; charset=utf-8',
+        connection: 'close',
+        // RFC 9110: a 426 names the protocol to switch to.
+        ...(status === 426 ? { upgrade: 'websocket' } : {}),
+      });
+      response.end(status === 200 ? 'ok\n' : status === 426 ? UPGRADE_REQUIRED_HINT : '');
     });
   };
 
@@ -143,7 +160,7 @@ export async function listenWebSocket(options: WebSocketListenerOptions): Promis
         authorization: sent ? 'invalid' : 'missing',
       });
       const challenge = `WWW-Authenticate: ${bearerChallenge(request.headers.authorization)}\r\n`;
-      return [401, 'Unauthorized', challenge, MISSING_TOKEN_HINT];
+      return [401, 'Unauthorized', challenge, tokenRefusalHint(request.headers.authorization)];
     }
     return undefined;
   };

@@ -3,7 +3,8 @@
 import { request } from 'node:http';
 import { captureLogger } from '@execd/test-kit';
 import { describe, expect, test } from 'vitest';
-import { MISSING_TOKEN_HINT } from '../../src/server/auth.ts';
+import { MISSING_TOKEN_HINT, WRONG_TOKEN_HINT } from '../../src/server/auth.ts';
+import { UPGRADE_REQUIRED_HINT } from '../../src/server/websocket-listener.ts';
 import { startTestServer } from '../helpers/test-server.ts';
 
 interface RawAnswer {
@@ -67,6 +68,9 @@ describe('a refused token', () => {
     const wrong = await get(server.url, '/', { Authorization: 'Bearer nope' }, true);
     expect(wrong.status).toBe(401);
     expect(wrong.headers['www-authenticate']).toBe('Bearer realm="execd-server", error="invalid_token"');
+    // The body tells a wrong token from a missing one.
+    expect(wrong.body).toBe(WRONG_TOKEN_HINT);
+    expect(wrong.body).toMatch(/^execd-server: the bearer token sent .* is not the one/);
     const refusals = records.filter(
       (r) => r.message === 'refused websocket upgrade without a valid bearer token',
     );
@@ -75,11 +79,23 @@ describe('a refused token', () => {
     expect(JSON.stringify(records)).not.toContain('nope');
   });
 
-  test('/metrics answers the same 401 body', async () => {
+  test('/metrics answers the same 401 bodies', async () => {
     await using server = await startTestServer({ fake: true, authToken: 's3cret-token' });
     const answer = await get(server.url, '/metrics', {}, false);
     expect(answer.status).toBe(401);
     expect(answer.body).toBe(MISSING_TOKEN_HINT);
+    const wrong = await get(server.url, '/metrics', { Authorization: 'Bearer nope' }, false);
+    expect(wrong).toMatchObject({ status: 401, body: WRONG_TOKEN_HINT });
+  });
+
+  test('a plain GET / (no upgrade) answers 426, naming WebSocket and what plain HTTP serves', async () => {
+    await using server = await startTestServer({ fake: true });
+    const answer = await get(server.url, '/', {}, false);
+    expect(answer.status).toBe(426);
+    expect(answer.headers.upgrade).toBe('websocket');
+    expect(answer.body).toBe(UPGRADE_REQUIRED_HINT);
+    expect(answer.body).toContain('WebSocket endpoint');
+    expect(answer.body).toContain('/readyz');
   });
 
   test('the hint names what to send and where the guide is', () => {

@@ -91,6 +91,19 @@ export const EnvironmentInfo = v.object({
       reason: opt(v.string()),
     }),
   ),
+  /**
+   * execd addition: how every process of a command's tree is found, so that ending the command
+   * (terminate, close, disconnect) ends them all. `cgroup2`/`cgroup1`: a cgroup per command,
+   * `setsid` daemons included; `session`: process group and session (a sandboxed command's pid
+   * namespace). Absent from original peers.
+   */
+  containment: opt(
+    v.object({
+      kind: v.picklist(['cgroup2', 'cgroup1', 'session']),
+      /** One line for people. */
+      summary: v.string(),
+    }),
+  ),
 });
 export type EnvironmentInfo = v.InferOutput<typeof EnvironmentInfo>;
 

@@ -7,6 +7,7 @@ import { buildBwrapArgs } from './bwrap-args.ts';
 import { probeBwrap } from './bwrap-probe.ts';
 import { bwrapCommandLine, type NetworkRoute } from './command-line.ts';
 import { deniedFileDir, deniedFileSource } from './denied-file.ts';
+import { IGNORE_INTERRUPT_LINE, interruptResetEnv, withInterruptReset } from './interrupt-reset.ts';
 import { SECCOMP_FD } from './launcher.ts';
 import { locateBwrap } from './locate-bwrap.ts';
 import { seccompFilterPath } from './seccomp-fd.ts';
@@ -97,13 +98,22 @@ export async function planLinuxSandbox(request: LinuxSandboxRequest): Promise<Li
     proxyRouted,
     denyUserNamespaces: !caps.disableUserns,
   });
+  // A terminal's ^C must reach the command, not kill bubblewrap: see IGNORE_INTERRUPT_LINE.
+  // Only where the reset can run inside (the whole disk readable) and argv[0] is the program's.
+  const fullRead = plan.fullDiskWrite || plan.readableRoots === undefined || plan.readableRoots.includes('/');
+  const resetEnv =
+    request.tty && fullRead && !flags.includes('--argv0') ? await interruptResetEnv() : undefined;
+  const resetCommand = resetEnv === undefined ? undefined : withInterruptReset(resetEnv, request.command);
   const parts = {
     filterPath: seccompFilterPath(filter),
-    preamble: request.launcherPreamble ?? [],
+    preamble: [
+      ...(resetCommand === undefined ? [] : [IGNORE_INTERRUPT_LINE]),
+      ...(request.launcherPreamble ?? []),
+    ],
     bwrap: caps.path,
     flags,
     env: request.env,
-    command: request.command,
+    command: resetCommand ?? request.command,
   };
   const placeholders = [
     ...plan.writableRoots.flatMap(({ readOnly }) =>

@@ -1,0 +1,67 @@
+import type { ExitStatus, OutputChunk, SpawnedProcess, TerminateOptions } from '@execd/pty-utils';
+import type { CommandCgroup } from './limits/index.ts';
+import { interruptSandboxedCommand } from './linux/sandbox-interrupt.ts';
+
+/** What {@link containProcess} adds to a spawned child. */
+export interface Containment {
+  /** The child's cgroup: every process of its tree, whatever its session (absent: none here). */
+  readonly group?: CommandCgroup | undefined;
+  /** The child is bubblewrap: interrupts go to the command's own group inside the sandbox. */
+  readonly bubblewrap: boolean;
+}
+
+/**
+ * Wraps a spawned child so that ending it ends its whole tree, and an interrupt reaches the
+ * sandboxed command rather than its sandbox:
+ * - `kill('SIGKILL')`, `terminate` and `close` also SIGKILL every process of the child's cgroup,
+ *   `setsid` daemons and double-forked orphans included, which the group and session signals of
+ *   pty-utils cannot reach; `close` kills them before waiting for the output streams (a daemon
+ *   holding the pipe would otherwise hold `closed` too). The group itself is closed (and removed)
+ *   once the child has closed.
+ * - `interrupt` of a bubblewrap child goes to the command's foreground group inside the sandbox
+ *   (see `interruptSandboxedCommand`), so the command's trap runs and its own exit status is
+ *   reported; before the command exists, it falls back to the child's group.
+ */
+export function containProcess(child: SpawnedProcess, containment: Containment): SpawnedProcess {
+  const { group, bubblewrap } = containment;
+  if (group !== undefined) void child.closed.then(() => group.close());
+  if (group === undefined && !bubblewrap) return child;
+  const killTree = async (): Promise<void> => {
+    // Never throws: what a kill misses is killed again when the group closes.
+    await group?.killAll().catch(() => {});
+  };
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      await killTree();
+      await child.close();
+      await group?.close();
+    })();
+    return closing;
+  };
+  return {
+    pid: child.pid,
+    tty: child.tty,
+    output: (): AsyncIterable<OutputChunk> => child.output(),
+    write: (bytes: Uint8Array | string): Promise<void> => child.write(bytes),
+    closeStdin: (): void => child.closeStdin(),
+    resize: (cols: number, rows: number): void => child.resize(cols, rows),
+    interrupt: async (): Promise<void> => {
+      if (bubblewrap && (await interruptSandboxedCommand(child.pid, 'SIGINT'))) return;
+      await child.interrupt();
+    },
+    kill: (killSignal: NodeJS.Signals = 'SIGKILL'): void => {
+      child.kill(killSignal);
+      if (killSignal === 'SIGKILL') void killTree();
+    },
+    terminate: async (options?: TerminateOptions): Promise<ExitStatus> => {
+      const status = await child.terminate(options);
+      await killTree();
+      return status;
+    },
+    exited: child.exited,
+    closed: child.closed,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
