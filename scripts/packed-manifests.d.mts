@@ -4,7 +4,9 @@ export interface PackedPackage {
   readonly manifest: Record<string, any>;
   readonly files: string[];
   readonly readme: string;
+  /** The tarball (removed already unless `keepIn` was given). */
+  readonly tarball: string;
 }
 export function publicPackageDirs(): string[];
-export function packPublicPackages(): PackedPackage[];
+export function packPublicPackages(keepIn?: string): PackedPackage[];
 export function manifestProblems(packed: Pick<PackedPackage, 'manifest' | 'files' | 'readme'>): string[];

@@ -33,11 +33,12 @@ function readFromTarball(file, path) {
 }
 
 /**
- * Packs every public package into a temporary folder and returns, per package, its published
- * manifest, the files in its tarball and its README; the folder is removed before returning.
+ * Packs every public package and returns, per package, its published manifest, the files in its
+ * tarball, its README and the tarball's path. Into `keepIn` when given (the tarballs stay there),
+ * else into a temporary folder removed before returning (`tarball` then no longer exists).
  */
-export function packPublicPackages() {
-  const dest = mkdtempSync(join(tmpdir(), 'execd-packs-'));
+export function packPublicPackages(keepIn) {
+  const dest = keepIn ?? mkdtempSync(join(tmpdir(), 'execd-packs-'));
   try {
     return publicPackageDirs().map((dir, index) => {
       const out = join(dest, String(index));
@@ -53,10 +54,10 @@ export function packPublicPackages() {
       const manifest = JSON.parse(readFromTarball(file, 'package.json'));
       const files = listTarball(file);
       const readme = files.includes('README.md') ? readFromTarball(file, 'README.md') : '';
-      return { dir, manifest, files, readme };
+      return { dir, manifest, files, readme, tarball: file };
     });
   } finally {
-    rmSync(dest, { recursive: true, force: true });
+    if (keepIn === undefined) rmSync(dest, { recursive: true, force: true });
   }
 }
 
