@@ -1,5 +1,6 @@
 import type { ExitStatus, OutputChunk, SpawnedProcess, TerminateOptions } from '@execd/pty-utils';
 import type { CommandCgroup } from './limits/index.ts';
+import { killMarked } from './linux/marker-scan.ts';
 import { interruptSandboxedCommand } from './linux/sandbox-interrupt.ts';
 
 /** What {@link containProcess} adds to a spawned child. */
@@ -8,7 +9,12 @@ export interface Containment {
   readonly group?: CommandCgroup | undefined;
   /** The child is bubblewrap: interrupts go to the command's own group inside the sandbox. */
   readonly bubblewrap: boolean;
+  /** No group: the environment marker of the child's tree (see `marker-scan.ts`). */
+  readonly marker?: string | undefined;
 }
+
+/** How long killing a marked tree keeps re-scanning for stragglers. */
+const MARKER_KILL_TIMEOUT_MS = 5_000;
 
 /**
  * Wraps a spawned child so that ending it ends its whole tree, and an interrupt reaches the
@@ -23,12 +29,18 @@ export interface Containment {
  *   reported; before the command exists, it falls back to the child's group.
  */
 export function containProcess(child: SpawnedProcess, containment: Containment): SpawnedProcess {
-  const { group, bubblewrap } = containment;
+  const { group, bubblewrap, marker } = containment;
+  const killMarkedTree = async (): Promise<void> => {
+    if (marker !== undefined) await killMarked(marker, Date.now() + MARKER_KILL_TIMEOUT_MS);
+  };
   if (group !== undefined) void child.closed.then(() => group.close());
-  if (group === undefined && !bubblewrap) return child;
+  // Once the command is done, whatever of its tree is left (a daemon) goes, as a group would.
+  if (marker !== undefined) void child.closed.then(killMarkedTree, killMarkedTree);
+  if (group === undefined && marker === undefined && !bubblewrap) return child;
   const killTree = async (): Promise<void> => {
     // Never throws: what a kill misses is killed again when the group closes.
     await group?.killAll().catch(() => {});
+    await killMarkedTree();
   };
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -5,10 +5,12 @@ import { type DetectResourceControlOptions, detectResourceControl } from './limi
 export interface ContainmentInfo {
   /**
    * `cgroup2`/`cgroup1`: a cgroup per command, sandboxed or not (every descendant, daemons
-   * included); `session`: no cgroup here, an unsandboxed command's process group and session
-   * (a `setsid` daemon escapes), a sandboxed one's pid namespace (nothing escapes).
+   * included); `marker`: no cgroup here, an unsandboxed command's tree found by the environment
+   * marker every process of it inherits (a process that clears its environment escapes), a
+   * sandboxed one's by its pid namespace (nothing escapes); `session`: not Linux, the process
+   * group and session (a `setsid` daemon escapes).
    */
-  readonly kind: 'cgroup2' | 'cgroup1' | 'session';
+  readonly kind: 'cgroup2' | 'cgroup1' | 'marker' | 'session';
   /** One line for people. */
   readonly summary: string;
 }
@@ -26,14 +28,14 @@ export async function detectContainment(
   const control = await detectResourceControl(options);
   if (control.kind === 'none') {
     return {
-      kind: 'session',
-      summary: `no cgroup (${control.reason}): unsandboxed commands by process group and session, sandboxed ones by their pid namespace`,
+      kind: 'marker',
+      summary: `no cgroup (${control.reason}): unsandboxed commands by an environment marker scan of /proc, sandboxed ones by their pid namespace`,
     };
   }
   if (joinWrapperPerl() === null) {
     return {
-      kind: control.kind,
-      summary: `a ${control.kind} group per sandboxed command; unsandboxed commands by process group and session (no perl in /usr/bin or /bin to join a group)`,
+      kind: 'marker',
+      summary: `a ${control.kind} group per sandboxed command; unsandboxed commands by an environment marker scan of /proc (no perl in /usr/bin or /bin to join a group)`,
     };
   }
   return { kind: control.kind, summary: `a ${control.kind} group per command, sandboxed or not` };

@@ -13,6 +13,7 @@ import {
   type ResourceControl,
 } from './limits/index.ts';
 import type { NetworkRoute } from './linux/command-line.ts';
+import { CONTAINMENT_MARKER_VARIABLE, newContainmentMarker } from './linux/marker-scan.ts';
 import type { SandboxSelection } from './prepare.ts';
 import type { SandboxRootPins } from './root-pins.ts';
 import { planSandboxCommand, type SandboxPlan } from './sandbox-plan.ts';
@@ -91,6 +92,8 @@ interface CommandGroupSetup {
   readonly joinCgroups?: readonly string[];
   /** Set for a bubblewrap command. */
   readonly limits?: SpawnedLimits;
+  /** An unsandboxed command without a group: the environment marker a `/proc` scan finds. */
+  readonly marker?: string;
 }
 
 /**
@@ -107,14 +110,15 @@ async function commandGroup(request: SpawnRequest): Promise<CommandGroupSetup> {
     return { preamble: [] };
   const control = request.resourceControl ?? (await detectResourceControl({ logger: request.logger }));
   if (!bubblewrap) {
-    if (control.kind === 'none' || joinWrapperPerl() === null) return { preamble: [] };
+    // Without a group, the marker scan finds what left the session (see marker-scan.ts).
+    if (control.kind === 'none' || joinWrapperPerl() === null)
+      return { preamble: [], marker: newContainmentMarker() };
     try {
       const group = await createCommandCgroup(membershipOnly(control), {}, { logger: request.logger });
       return { group, preamble: [], joinCgroups: group.procsFiles };
     } catch (error) {
-      // Containment is best effort for an unsandboxed command: its session still is.
-      request.logger?.warn('no cgroup for an unsandboxed command', { error });
-      return { preamble: [] };
+      request.logger?.warn('no cgroup for an unsandboxed command; containment by marker scan', { error });
+      return { preamble: [], marker: newContainmentMarker() };
     }
   }
   const wanted = request.limits === false ? {} : (request.limits ?? DEFAULT_COMMAND_LIMITS);
@@ -154,7 +158,11 @@ export async function spawnProcess(request: SpawnRequest): Promise<SpawnResult> 
   const setup = await commandGroup(request);
   let result: SpawnResult;
   try {
-    result = await spawnPrepared(request, setup.preamble, setup.joinCgroups);
+    const prepared =
+      setup.marker === undefined
+        ? request
+        : { ...request, env: { ...request.env, [CONTAINMENT_MARKER_VARIABLE]: setup.marker } };
+    result = await spawnPrepared(prepared, setup.preamble, setup.joinCgroups);
   } catch (error) {
     await setup.group?.close();
     throw error;
@@ -163,6 +171,7 @@ export async function spawnProcess(request: SpawnRequest): Promise<SpawnResult> 
   // its own session) is killed and the group removed; its events are kept for `describeHit`.
   const process = containProcess(result.process, {
     group: setup.group,
+    marker: setup.marker,
     bubblewrap: result.sandboxType === 'linuxSeccomp',
   });
   return { ...result, process, ...(setup.limits === undefined ? {} : { limits: setup.limits }) };

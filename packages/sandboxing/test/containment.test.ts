@@ -178,3 +178,64 @@ describe.skipIf(process.platform !== 'linux')('Ctrl-C inside the sandbox behaves
     });
   }
 });
+
+// Without a cgroup (a container without cgroup delegation), an unsandboxed command's tree is
+// found by the environment marker every process of it inherits.
+describe.skipIf(process.platform !== 'linux')('containment without cgroups: the marker scan', () => {
+  const noGroups = { kind: 'none', controllers: [], parent: undefined, reason: 'test: no cgroup' } as const;
+  const launchUngrouped = (script: string, cwd: string): Promise<SpawnResult> =>
+    spawnProcess({
+      command: ['/bin/bash', '--norc', '-c', script],
+      cwd,
+      env: childEnv(),
+      tty: false,
+      stdinOpen: true,
+      resourceControl: noGroups,
+    });
+
+  for (const [name, leaveBehind] of Object.entries(ESCAPES)) {
+    test(`a ${name} dies when the command closes`, async () => {
+      using ws = tempDir();
+      const marker = sleepMarker();
+      const launched = await launchUngrouped(`${leaveBehind(marker)}\necho started\nread -r _`, ws.path);
+      await outputUntil(launched, /started/);
+      await waitFor(() => sleepPids(marker).length === 1, { what: 'the escaped sleeper' });
+      await launched.process.write('\n');
+      await launched.process.exited;
+      await launched.process.close();
+      await waitFor(() => sleepPids(marker).length === 0, { what: 'the escaped sleeper to be gone' });
+    });
+  }
+
+  test('terminate ends a running tree with its daemons; the command sees the marker', async () => {
+    using ws = tempDir();
+    const marker = sleepMarker();
+    const launched = await launchUngrouped(
+      `${ESCAPES['setsid daemon'](marker)}\n${ESCAPES['double fork'](marker)}\necho "started $EXECD_CONTAINMENT_ID"; sleep ${marker}`,
+      ws.path,
+    );
+    const text = await outputUntil(launched, /started \w+/);
+    expect(text()).toMatch(/started [0-9a-f]{24}/);
+    await waitFor(() => sleepPids(marker).length === 3, { what: 'three sleepers' });
+    expect((await launched.process.terminate({ graceMs: 0 })).exitCode).toBe(137);
+    await waitFor(() => sleepPids(marker).length === 0, { what: 'every sleeper to be gone' });
+    await launched.process.close();
+  });
+
+  test('a process that clears its environment escapes the scan (the documented limit)', async () => {
+    using ws = tempDir();
+    const marker = sleepMarker();
+    const launched = await launchUngrouped(
+      `setsid env -i sleep ${marker} </dev/null >/dev/null 2>&1 &\necho started\nread -r _`,
+      ws.path,
+    );
+    await outputUntil(launched, /started/);
+    await waitFor(() => sleepPids(marker).length === 1, { what: 'the sleeper' });
+    await launched.process.write('\n');
+    await launched.process.close();
+    const [escaped] = sleepPids(marker);
+    expect(escaped).toBeDefined();
+    process.kill(escaped!, 'SIGKILL');
+    await waitFor(() => sleepPids(marker).length === 0, { what: 'the escaped sleeper to be reaped' });
+  });
+});

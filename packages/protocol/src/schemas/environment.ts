@@ -94,12 +94,13 @@ export const EnvironmentInfo = v.object({
   /**
    * execd addition: how every process of a command's tree is found, so that ending the command
    * (terminate, close, disconnect) ends them all. `cgroup2`/`cgroup1`: a cgroup per command,
-   * `setsid` daemons included; `session`: process group and session (a sandboxed command's pid
-   * namespace). Absent from original peers.
+   * `setsid` daemons included; `marker`: no cgroup, an environment marker every process of an
+   * unsandboxed command inherits, found by a /proc scan (a sandboxed command's pid namespace);
+   * `session`: process group and session (not Linux). Absent from original peers.
    */
   containment: opt(
     v.object({
-      kind: v.picklist(['cgroup2', 'cgroup1', 'session']),
+      kind: v.picklist(['cgroup2', 'cgroup1', 'marker', 'session']),
       /** One line for people. */
       summary: v.string(),
     }),
