@@ -124,7 +124,8 @@ describe('ConnectionProcessor', () => {
     processor.receive(requestMessage(3, 'process/read', { processId: 'p', waitMs: 60_000 }), 'json');
     // Four frames of a quarter of the budget each: far below the message count, at the byte mark.
     const quarter = MAX_PENDING_INBOUND_BYTES / 4;
-    for (let id = 4; id < 7; id++) processor.receive(requestMessage(id, 'environment/status', {}), 'json', quarter);
+    for (let id = 4; id < 7; id++)
+      processor.receive(requestMessage(id, 'environment/status', {}), 'json', quarter);
     expect(transport.events).toEqual([]);
     processor.receive(requestMessage(7, 'environment/status', {}), 'json', quarter);
     expect(transport.events).toEqual(['pause']);
@@ -132,7 +133,10 @@ describe('ConnectionProcessor', () => {
     await waitFor(() => transport.reply(7));
     expect(transport.events).toEqual(['pause', 'resume']);
     // Queued behind a long-poll when the connection goes: never dispatched.
-    processor.receive(requestMessage(8, 'process/read', { processId: 'p', afterSeq: 1, waitMs: 60_000 }), 'json');
+    processor.receive(
+      requestMessage(8, 'process/read', { processId: 'p', afterSeq: 1, waitMs: 60_000 }),
+      'json',
+    );
     processor.receive(requestMessage(9, 'environment/status', {}), 'json', quarter);
     processor.disconnected('test');
     await processor.done;
