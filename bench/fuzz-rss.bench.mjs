@@ -126,7 +126,7 @@ function nasty(r) {
         params: Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, i])),
       });
     case 3:
-      return JSON.stringify({ id: 9007199254740993, method: 'environment/info', params: {} });
+      return JSON.stringify({ id: Number.MAX_SAFE_INTEGER + 2, method: 'environment/info', params: {} });
     case 4:
       return JSON.stringify({ id: r.int(1000), result: { x: 'y'.repeat(r.int(8192)) } });
     default:

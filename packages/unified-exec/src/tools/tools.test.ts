@@ -51,7 +51,7 @@ describe('tool specs (shell_spec_tests)', () => {
     }).parameters.properties;
     expect(props).not.toHaveProperty('shell');
     expect(props).not.toHaveProperty('login');
-    expect(props?.['environment_id']).toEqual({
+    expect(props?.environment_id).toEqual({
       type: 'string',
       description: 'Environment id from <environment_context>. Omit to use the primary environment.',
     });
