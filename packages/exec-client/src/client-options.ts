@@ -1,5 +1,6 @@
-import { type CodecName, type Logger, NOOP_LOGGER } from '@execd/protocol';
+import { type CodecName, ExecError, type Logger, NOOP_LOGGER } from '@execd/protocol';
 import type { NetworkPolicyDecider } from '@execd/protocol/contract';
+import { type AcceptedChannelSource, INITIAL_RESUME_MESSAGE } from './accepted-channel-source.ts';
 import {
   CLIENT_KEEPALIVE_INTERVAL_MS,
   CONNECT_TIMEOUT_MS,
@@ -80,6 +81,8 @@ export interface ResolvedClientOptions {
   readonly onNetworkPolicyRequest: NetworkPolicyDecider | undefined;
   readonly onNetworkPolicyDecision: NetworkPolicyDecisionListener | undefined;
   readonly logger: Logger;
+  /** An accepted client's channels (the executor dialled the host); then no `url` nor `command`. */
+  readonly channelSource: AcceptedChannelSource | undefined;
 }
 
 function duration(name: string, value: number | undefined, fallback: number): number {
@@ -98,9 +101,17 @@ function resolveCommand(command: ExecServerClientOptions['command']): StdioComma
 }
 
 /** Fills in defaults and checks every duration. */
-export function resolveClientOptions(options: ExecServerClientOptions): ResolvedClientOptions {
+export function resolveClientOptions(
+  options: ExecServerClientOptions,
+  channelSource?: AcceptedChannelSource,
+): ResolvedClientOptions {
   const command = resolveCommand(options.command);
-  if ((command === undefined) === (options.url === undefined)) {
+  if (channelSource !== undefined) {
+    if (command !== undefined || options.url !== undefined) {
+      throw new RangeError('an accepted client takes neither url nor command');
+    }
+    if (options.resumeSessionId !== undefined) throw new ExecError('protocol', INITIAL_RESUME_MESSAGE);
+  } else if ((command === undefined) === (options.url === undefined)) {
     throw new RangeError('give exactly one of url and command');
   }
   const codec = options.codec ?? (command === undefined ? 'msgpack' : 'json');
@@ -146,5 +157,6 @@ export function resolveClientOptions(options: ExecServerClientOptions): Resolved
     onNetworkPolicyRequest: options.onNetworkPolicyRequest,
     onNetworkPolicyDecision: options.onNetworkPolicyDecision,
     logger: options.logger ?? NOOP_LOGGER,
+    channelSource,
   };
 }

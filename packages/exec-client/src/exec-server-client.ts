@@ -17,6 +17,7 @@ import {
   untilAborted,
 } from '@execd/protocol';
 import type { StartOptions } from '@execd/protocol/contract';
+import { AcceptedChannelSource } from './accepted-channel-source.ts';
 import { reconnectDelayMs } from './backoff.ts';
 import {
   type ExecServerClientOptions,
@@ -25,6 +26,7 @@ import {
 } from './client-options.ts';
 import type { ClientState } from './client-state.ts';
 import { describeError, isRetryable, isTransportLoss } from './errors.ts';
+import type { FrameChannel } from './frame-channel.ts';
 import { NetworkPolicyRouter } from './network-policy-router.ts';
 import { dispatchNotification, type NotificationTargets } from './notification-dispatch.ts';
 import { ProcessRouter } from './process-router.ts';
@@ -104,6 +106,65 @@ export class ExecServerClient implements AsyncDisposable {
       throw error;
     }
     return client;
+  }
+
+  /**
+   * A client on a channel the executor opened (it dialled the host: `execd-server --connect`).
+   * Its recovery does not dial: it waits for the channel the host hands to `replaceChannel`
+   * (the executor's next dial) and resumes the session on it. The first channel never resumes:
+   * `options.resumeSessionId` is refused with a `protocol` ExecError, as the original.
+   */
+  static async accept(
+    channel: FrameChannel,
+    options: Omit<ExecServerClientOptions, 'url' | 'command'> = {},
+  ): Promise<ExecServerClient> {
+    const source = new AcceptedChannelSource();
+    let resolved: ResolvedClientOptions;
+    try {
+      resolved = resolveClientOptions(options, source);
+    } catch (error) {
+      channel.terminate();
+      throw error;
+    }
+    const client = new ExecServerClient(resolved);
+    await loadOpenTelemetry();
+    source.offer(channel);
+    try {
+      await client.#handshake(undefined, {
+        connectTimeoutMs: resolved.connectTimeoutMs,
+        initializeTimeoutMs: resolved.initializeTimeoutMs,
+      });
+    } catch (error) {
+      await client.close();
+      throw error;
+    } finally {
+      source.attemptDone();
+    }
+    return client;
+  }
+
+  /**
+   * Hands an accepted client the executor's new channel: the current connection (if any) is
+   * retired and the session resumed on `channel`, asynchronously. Throws (and the caller closes
+   * `channel`) when another replacement is still being tried (`protocol`, the original's "an
+   * accepted exec-server replacement is already in progress"), when the client failed or closed
+   * (`transportClosed`), or for a client that was not accepted (`protocol`). A replacement the
+   * server refuses (-32010: the session is still attached elsewhere) is closed, and the next
+   * one is waited for.
+   */
+  replaceChannel(channel: FrameChannel): void {
+    const source = this.#options.channelSource;
+    if (source === undefined) {
+      throw new ExecError('protocol', 'only an accepted exec-server connection can be replaced directly');
+    }
+    if (this.#state === 'failed') throw new TransportClosedError(undefined, this.#failure);
+    if (this.#state === 'closed') throw new TransportClosedError(undefined, 'exec-server client is closed');
+    source.offer(channel);
+    const conn = this.#conn;
+    if (this.#state === 'ready' && conn !== undefined) {
+      this.#onTransportLost(conn, 'exec-server connection replaced');
+      conn.terminate('exec-server connection replaced');
+    }
   }
 
   /** The session id (a UUID); stable across recoveries. */
@@ -229,6 +290,7 @@ export class ExecServerClient implements AsyncDisposable {
     this.#setState('closed');
     this.#closed.abort(new ExecError('aborted', 'exec-server client closed'));
     this.#router.dispose();
+    this.#options.channelSource?.close();
     await this.#conn?.close();
     await this.#recovery;
   }
@@ -253,6 +315,10 @@ export class ExecServerClient implements AsyncDisposable {
     conn = await RpcConnection.open({
       url: this.#options.url,
       command: this.#options.command,
+      openChannel:
+        this.#options.channelSource === undefined
+          ? undefined
+          : (timeoutMs, signal) => this.#options.channelSource!.next(timeoutMs, signal),
       token: this.#options.token,
       codec: this.#options.codec,
       connectTimeoutMs: timeouts.connectTimeoutMs,
@@ -397,10 +463,22 @@ export class ExecServerClient implements AsyncDisposable {
 
   async #resumeOnce(deadline: number): Promise<void> {
     const remaining = (): number => Math.max(1, deadline - performance.now());
-    const conn = await this.#handshake(this.#sessionId, {
-      connectTimeoutMs: Math.min(this.#options.connectTimeoutMs, remaining()),
-      initializeTimeoutMs: Math.min(this.#options.initializeTimeoutMs, remaining()),
-    });
+    try {
+      await this.#resumeOn(
+        await this.#handshake(this.#sessionId, {
+          connectTimeoutMs: Math.min(this.#options.connectTimeoutMs, remaining()),
+          initializeTimeoutMs: Math.min(this.#options.initializeTimeoutMs, remaining()),
+        }),
+        remaining,
+      );
+    } finally {
+      // An accepted client's replacement slot frees once its attempt ended, either way.
+      this.#options.channelSource?.attemptDone();
+    }
+  }
+
+  /** Terminates the orphans and re-reads every live process on a resumed connection. */
+  async #resumeOn(conn: RpcConnection, remaining: () => number): Promise<void> {
     try {
       const orphans = [...this.#orphans];
       this.#orphans.clear();

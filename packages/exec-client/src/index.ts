@@ -3,9 +3,18 @@
 // implements (ExecBackend, ExecProcess, StartOptions, NetworkPolicyDecider, ...) is exported by
 // `@execd/protocol/contract`.
 
+export { INITIAL_RESUME_MESSAGE, REPLACEMENT_IN_PROGRESS_MESSAGE } from './accepted-channel-source.ts';
 export type { ExecServerClientOptions } from './client-options.ts';
 export type { ClientState } from './client-state.ts';
 export { UpgradeRefusedError } from './errors.ts';
+export {
+  type AcceptExecServersOptions,
+  type AcceptedEnvironment,
+  acceptExecServers,
+  DEFAULT_ENVIRONMENT_ID,
+  ENVIRONMENT_ID_HEADER,
+  ExecServerAcceptor,
+} from './exec-server-acceptor.ts';
 export { ExecServerClient } from './exec-server-client.ts';
 export {
   CLIENT_EVENT_LOG_MAX_BYTES,

@@ -26,6 +26,13 @@ export interface RpcConnectionOptions {
   readonly url?: string | undefined;
   /** Spawn this and speak newline-delimited JSON over its stdin/stdout (JSON codec only). */
   readonly command?: StdioCommand | undefined;
+  /**
+   * Instead of `url` or `command`: where the channel comes from (an accepted client waits for
+   * the executor's next dial). Called with `connectTimeoutMs` and `cancelSignal`.
+   */
+  readonly openChannel?:
+    | ((timeoutMs: number, cancelSignal: AbortSignal | undefined) => Promise<FrameChannel>)
+    | undefined;
   /** Sent as `Authorization: Bearer <token>` on the upgrade. */
   readonly token?: string | undefined;
   /** Codec of outbound frames; inbound frames are sniffed (text = JSON, binary = msgpack or JSON). */
@@ -122,6 +129,10 @@ export class RpcConnection {
    * or `transportClosed` (refused, HTTP error, command not startable).
    */
   static async open(options: RpcConnectionOptions): Promise<RpcConnection> {
+    if (options.openChannel !== undefined) {
+      const accepted = await options.openChannel(options.connectTimeoutMs, options.cancelSignal);
+      return new RpcConnection(accepted, options);
+    }
     const channel =
       options.command !== undefined
         ? await openStdioChannel({

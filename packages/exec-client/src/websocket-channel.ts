@@ -47,6 +47,10 @@ class WebSocketChannel implements FrameChannel {
       const text = reason.toString();
       handlers.onClose(code, `websocket closed (${code}${text ? ` ${text}` : ''})`);
     });
+    // An accepted socket waited (paused) until its client took it: nothing was read meanwhile.
+    if (socket.readyState === WebSocket.CLOSED) {
+      queueMicrotask(() => handlers.onClose(1006, 'websocket closed (1006) before it was used'));
+    } else if (socket.isPaused) socket.resume();
   }
 
   send(frame: string | Uint8Array, binary: boolean): void {
@@ -66,6 +70,13 @@ class WebSocketChannel implements FrameChannel {
   terminate(): void {
     this.#socket.terminate();
   }
+}
+
+/** An open WebSocket (e.g. one a host accepted from a dialling executor) as a {@link FrameChannel}. */
+export function webSocketChannel(socket: WebSocket): FrameChannel {
+  // Read nothing until the client listens: a frame (or the close) would find no handler.
+  socket.pause();
+  return new WebSocketChannel(socket);
 }
 
 /** Opens a WebSocket; rejects with `connectTimeout` or `transportClosed` (refused, HTTP error). */

@@ -4,6 +4,10 @@ import { isLogLevel, type LogLevel } from '../server/logger.ts';
 /** The parsed command line of `execd-server`. */
 export interface ExecServerCliArgs {
   readonly listen: string | undefined;
+  /** `--connect URL`: dial the host instead of listening (reverse connection). */
+  readonly connect: string | undefined;
+  readonly connectTokenFile: string | undefined;
+  readonly environmentId: string | undefined;
   readonly concurrentRequests: string | undefined;
   readonly authTokenFile: string | undefined;
   /** Every `--allowed-host` value, in order (the flag may repeat; a value may list names with commas). */
@@ -12,13 +16,22 @@ export interface ExecServerCliArgs {
   readonly localPeerCheck: 'strict' | 'sandboxed-only' | 'off' | undefined;
   readonly logLevel: LogLevel | 'off';
   readonly help: boolean;
+  readonly version: boolean;
+  /** `--require-sandbox`: probe bubblewrap at start; `/readyz` answers 503 while it does not work. */
+  readonly requireSandbox: boolean;
 }
 
 /** The `--help` text. */
 export const USAGE: string = `Usage: execd-server [options]
 
 Options:
-  --listen URL                 ws://IP:PORT (default ws://127.0.0.1:0), stdio or stdio://
+  --listen URL                 ws://IP:PORT or ws://localhost:PORT (default ws://127.0.0.1:0),
+                               stdio or stdio://
+  --connect URL                ws://HOST:PORT/PATH or wss://…: dial the host instead of
+                               listening, serve the protocol on that socket and redial when
+                               it drops (executors behind NAT); excludes --listen
+  --connect-token-file PATH    with --connect: send "Authorization: Bearer <token>" (from PATH)
+  --environment-id ID          with --connect: sent as X-Execd-Environment-Id (host routing)
   --concurrent-requests N      1 (default) runs each connection's requests in order;
                                N >= 2 runs up to N control and N ordinary requests at once
   --auth-token-file PATH       require "Authorization: Bearer <token>" (token read from PATH);
@@ -29,13 +42,20 @@ Options:
                                sandboxed processes; strict also refuses loopback peers whose
                                process cannot be found; off
   --log-level LEVEL            trace, debug, info (default), warn, error or off; logs go to stderr
+  --require-sandbox            probe the sandbox (bubblewrap) at start: /readyz answers 503,
+                               saying why, when sandboxed commands cannot run
   -h, --help                   show this help
+  -V, --version                print the version
 
-Prints exactly one line, ws://IP:PORT, on stdout once listening (WebSocket mode).
+Prints exactly one line, ws://IP:PORT, on stdout once listening (WebSocket mode); with
+--connect, nothing (it logs "connected to the host" on stderr at each dial).
 `;
 
 const VALUE_FLAGS = [
   '--listen',
+  '--connect',
+  '--connect-token-file',
+  '--environment-id',
   '--concurrent-requests',
   '--auth-token-file',
   '--allowed-host',
@@ -44,15 +64,35 @@ const VALUE_FLAGS = [
 ] as const;
 type ValueFlag = (typeof VALUE_FLAGS)[number];
 
+/**
+ * `ws://localhost:PORT` as `ws://127.0.0.1:PORT`: the server itself takes IP literals only (as
+ * the original), but people type `localhost`. Other names stay refused (which address would it be?).
+ */
+function loopbackByName(listen: string | undefined): string | undefined {
+  const match = listen === undefined ? null : /^ws:\/\/localhost(:[0-9]{1,5})$/i.exec(listen);
+  if (match === null) return listen;
+  return `ws://127.0.0.1${match[1]}`;
+}
+
 /** Parses `argv` (without node and the script). Throws `ExecError` (`invalidParams`) on bad usage. */
 export function parseCliArgs(argv: readonly string[]): ExecServerCliArgs {
   const values = new Map<ValueFlag, string>();
   const allowedHosts: string[] = [];
   let help = false;
+  let version = false;
+  let requireSandbox = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '-h' || arg === '--help') {
       help = true;
+      continue;
+    }
+    if (arg === '-V' || arg === '--version') {
+      version = true;
+      continue;
+    }
+    if (arg === '--require-sandbox') {
+      requireSandbox = true;
       continue;
     }
     const eq = arg.indexOf('=');
@@ -80,6 +120,14 @@ export function parseCliArgs(argv: readonly string[]): ExecServerCliArgs {
       `invalid --local-peer-check \`${localPeerCheck}\`; expected sandboxed-only, strict or off`,
     );
   }
+  if (values.has('--connect') && values.has('--listen')) {
+    throw new ExecError('invalidParams', '--connect and --listen cannot be used together');
+  }
+  for (const flag of ['--connect-token-file', '--environment-id'] as const) {
+    if (values.has(flag) && !values.has('--connect')) {
+      throw new ExecError('invalidParams', `${flag} needs --connect`);
+    }
+  }
   const logLevel = values.get('--log-level') ?? 'info';
   if (!isLogLevel(logLevel)) {
     throw new ExecError(
@@ -88,12 +136,17 @@ export function parseCliArgs(argv: readonly string[]): ExecServerCliArgs {
     );
   }
   return {
-    listen: values.get('--listen'),
+    listen: loopbackByName(values.get('--listen')),
+    connect: values.get('--connect'),
+    connectTokenFile: values.get('--connect-token-file'),
+    environmentId: values.get('--environment-id'),
     concurrentRequests: values.get('--concurrent-requests'),
     authTokenFile: values.get('--auth-token-file'),
     allowedHosts,
     localPeerCheck: localPeerCheck as ExecServerCliArgs['localPeerCheck'],
     logLevel,
     help,
+    version,
+    requireSandbox,
   };
 }

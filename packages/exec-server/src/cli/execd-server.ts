@@ -4,8 +4,16 @@
 import { fstatSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { resolve } from 'node:path';
-import { AUTH_TOKEN_ENV_VAR, createJsonLineLogger, loadAuthToken, startExecServer } from '../server/index.ts';
+import packageJson from '../../package.json' with { type: 'json' };
+import {
+  AUTH_TOKEN_ENV_VAR,
+  createJsonLineLogger,
+  loadAuthToken,
+  startExecServer,
+  startReverseExecServer,
+} from '../server/index.ts';
 import { parseCliArgs, USAGE } from './args.ts';
+import { sandboxReadiness } from './sandbox-readiness.ts';
 
 /**
  * Hard deadline for a signal-initiated shutdown. Process trees are killed with SIGKILL, so this
@@ -60,6 +68,10 @@ async function main(): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
+  if (args.version) {
+    process.stdout.write(`execd-server ${packageJson.version}\n`);
+    return;
+  }
   const logger = createJsonLineLogger({ level: args.logLevel, write: (line) => process.stderr.write(line) });
 
   const authToken = await loadAuthToken({ tokenFile: args.authTokenFile, env: process.env });
@@ -68,20 +80,40 @@ async function main(): Promise<void> {
 
   const isStdio = args.listen === 'stdio' || args.listen === 'stdio://';
   const output = isStdio ? stdioOutput() : process.stdout;
-  const server = await startExecServer({
-    ...(args.listen === undefined ? {} : { listen: args.listen }),
-    ...(isStdio ? { stdio: { input: process.stdin, output } } : {}),
-    ...(args.concurrentRequests === undefined ? {} : { concurrentRequests: args.concurrentRequests }),
-    authToken,
-    allowedHosts: args.allowedHosts,
-    ...(args.localPeerCheck === undefined ? {} : { localPeerCheck: args.localPeerCheck }),
-    // The token file reads as empty in every sandbox (a root sandbox could read a 0600 file).
-    ...(args.authTokenFile === undefined
-      ? {}
-      : { processTable: { sandboxHiddenPaths: [resolve(args.authTokenFile)] } }),
-    logger,
-  });
-  if (server.url !== 'stdio') process.stdout.write(`${server.url}\n`);
+  // The token file reads as empty in every sandbox (a root sandbox could read a 0600 file).
+  const hiddenTokenFiles = [args.authTokenFile, args.connectTokenFile].flatMap((file) =>
+    file === undefined ? [] : [resolve(file)],
+  );
+  const processTable =
+    hiddenTokenFiles.length === 0 ? {} : { processTable: { sandboxHiddenPaths: hiddenTokenFiles } };
+  const reverse =
+    args.connect === undefined
+      ? undefined
+      : await startReverseExecServer({
+          connect: args.connect,
+          connectToken: await loadAuthToken({
+            tokenFile: args.connectTokenFile,
+            flag: '--connect-token-file',
+          }),
+          environmentId: args.environmentId,
+          ...(args.concurrentRequests === undefined ? {} : { concurrentRequests: args.concurrentRequests }),
+          ...processTable,
+          logger,
+        });
+  const server =
+    reverse ??
+    (await startExecServer({
+      ...(args.listen === undefined ? {} : { listen: args.listen }),
+      ...(isStdio ? { stdio: { input: process.stdin, output } } : {}),
+      ...(args.concurrentRequests === undefined ? {} : { concurrentRequests: args.concurrentRequests }),
+      authToken,
+      allowedHosts: args.allowedHosts,
+      ...(args.localPeerCheck === undefined ? {} : { localPeerCheck: args.localPeerCheck }),
+      ...processTable,
+      ...(args.requireSandbox ? { readiness: sandboxReadiness(logger) } : {}),
+      logger,
+    }));
+  if (server.url !== 'stdio' && args.connect === undefined) process.stdout.write(`${server.url}\n`);
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {

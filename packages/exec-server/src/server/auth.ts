@@ -68,7 +68,10 @@ export class BearerTokenVerifier {
 export async function loadAuthToken(options: {
   readonly tokenFile?: string | undefined;
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** The flag named in errors (default `--auth-token-file`). */
+  readonly flag?: string | undefined;
 }): Promise<string | undefined> {
+  const flag = options.flag ?? '--auth-token-file';
   if (options.tokenFile !== undefined) {
     let text: string;
     try {
@@ -76,15 +79,14 @@ export async function loadAuthToken(options: {
     } catch (cause) {
       throw new ExecError(
         'invalidParams',
-        `cannot read --auth-token-file \`${options.tokenFile}\`: ${(cause as Error).message}`,
+        `cannot read ${flag} \`${options.tokenFile}\`: ${(cause as Error).message}`,
         {
           cause,
         },
       );
     }
     const token = text.trim();
-    if (token.length === 0)
-      throw new ExecError('invalidParams', `--auth-token-file \`${options.tokenFile}\` is empty`);
+    if (token.length === 0) throw new ExecError('invalidParams', `${flag} \`${options.tokenFile}\` is empty`);
     return token;
   }
   const fromEnv = options.env?.[AUTH_TOKEN_ENV_VAR]?.trim();

@@ -279,6 +279,8 @@ describe('execd-server arguments', () => {
       allowedHosts: ['execd.svc', '.agents.svc', 'other'],
       logLevel: 'debug',
       help: false,
+      version: false,
+      requireSandbox: false,
     });
     expect(parseCliArgs([])).toMatchObject({
       listen: undefined,

@@ -83,7 +83,7 @@ describe('execd-server', () => {
       'http://127.0.0.1:1',
       'unsupported --listen URL `http://127.0.0.1:1`; expected `ws://IP:PORT` or `stdio`',
     ],
-    ['ws://localhost:1', 'invalid websocket --listen URL `ws://localhost:1`; expected `ws://IP:PORT`'],
+    ['ws://example.com:1', 'invalid websocket --listen URL `ws://example.com:1`; expected `ws://IP:PORT`'],
   ])('--listen %s fails with the original text', async (listen, message) => {
     await using server = new CliChild(cli.script, ['--listen', listen]);
     expect((await server.exited).code).toBe(1);

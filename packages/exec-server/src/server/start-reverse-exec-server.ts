@@ -1,0 +1,124 @@
+import { ExecError, MAX_FRAME_BYTES, NOOP_LOGGER } from '@execd/protocol';
+import { LocalProcessTable } from '../local/index.ts';
+import { ConnectionProcessor } from './connection-processor.ts';
+import { containmentInfo, localEnvironmentInfo, resourceLimitsInfo } from './environment-info.ts';
+import { ExecServerMetrics } from './metrics.ts';
+import { MAX_QUEUED_NOTIFICATION_BYTES } from './notification-gate.ts';
+import { parseDispatchMode } from './request-lanes.ts';
+import { dialExecHost } from './reverse-dialer.ts';
+import { DETACHED_SESSION_TTL_MS, RESUME_LIVENESS_TIMEOUT_MS, SessionRegistry } from './session-registry.ts';
+import type { ExecServerOptions, RunningExecServer } from './start-exec-server.ts';
+import { WEBSOCKET_KEEPALIVE_INTERVAL_MS, type WebSocketTransport } from './websocket-transport.ts';
+
+/** Options of {@link startReverseExecServer}: the server's options without the listener's. */
+export interface ReverseExecServerOptions
+  extends Omit<
+    ExecServerOptions,
+    'listen' | 'stdio' | 'authToken' | 'allowedHosts' | 'localPeerCheck' | 'readiness'
+  > {
+  /** `ws://` or `wss://` URL of the host's acceptor, dialled (and redialled) by the server. */
+  readonly connect: string;
+  /** Sent as `Authorization: Bearer <token>` on every dial. */
+  readonly connectToken?: string | undefined;
+  /** Sent as `X-Execd-Environment-Id` on every dial: the host routes the executor by it. */
+  readonly environmentId?: string | undefined;
+  /** First pause between dials (default 100 ms), doubling up to `redialMaxDelayMs` (default 5 s). */
+  readonly redialInitialDelayMs?: number | undefined;
+  readonly redialMaxDelayMs?: number | undefined;
+}
+
+function checkConnectUrl(url: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ExecError(
+      'invalidParams',
+      `invalid --connect URL \`${url}\`; expected ws://HOST:PORT/PATH or wss://…`,
+    );
+  }
+  if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') {
+    throw new ExecError('invalidParams', `invalid --connect URL \`${url}\`; expected a ws:// or wss:// URL`);
+  }
+}
+
+/**
+ * Starts an exec-server that listens nowhere: it dials the host at `connect` and serves the
+ * protocol on that socket (the host is the JSON-RPC client), redialling with backoff whenever the
+ * socket drops so the host can resume the session within the detached TTL. For executors behind
+ * NAT. `close()` stops redialling and terminates every process tree.
+ */
+export async function startReverseExecServer(options: ReverseExecServerOptions): Promise<RunningExecServer> {
+  checkConnectUrl(options.connect);
+  const logger = options.logger ?? NOOP_LOGGER;
+  const dispatchMode = parseDispatchMode(options.concurrentRequests ?? 1);
+  const metrics = new ExecServerMetrics();
+  const registry = new SessionRegistry({
+    createProcessTable:
+      options.createProcessTable ??
+      ((context) =>
+        new LocalProcessTable({
+          logger,
+          ...options.processTable,
+          networkPolicyRequester: context.requestNetworkPolicy,
+        })),
+    detachedTtlMs: options.detachedSessionTtlMs ?? DETACHED_SESSION_TTL_MS,
+    resumeLivenessTimeoutMs: options.resumeLivenessTimeoutMs ?? RESUME_LIVENESS_TIMEOUT_MS,
+    logger,
+    metrics,
+  });
+  metrics.bindSessions(() => registry.snapshot());
+  const local = options.environmentInfo === undefined && options.createProcessTable === undefined;
+  const resourceLimits = local
+    ? await resourceLimitsInfo(options.processTable?.commandLimits, logger)
+    : undefined;
+  const containment = local ? await containmentInfo(logger) : undefined;
+  const environmentInfo =
+    options.environmentInfo ?? (() => localEnvironmentInfo({ resourceLimits, containment }));
+  const open = (transport: WebSocketTransport): ConnectionProcessor => {
+    const processor = new ConnectionProcessor({
+      transport,
+      registry,
+      dispatchMode,
+      environmentInfo,
+      executorEnv: options.executorEnv,
+      systemConfigDir: options.systemConfigDir,
+      logger,
+      metrics,
+    });
+    transport.attach(processor);
+    return processor;
+  };
+  const dialer = dialExecHost({
+    url: options.connect,
+    token: options.connectToken,
+    environmentId: options.environmentId,
+    maxFrameBytes: options.maxFrameBytes ?? MAX_FRAME_BYTES,
+    keepaliveIntervalMs: options.keepaliveIntervalMs ?? WEBSOCKET_KEEPALIVE_INTERVAL_MS,
+    maxQueuedNotificationBytes: options.maxQueuedNotificationBytes ?? MAX_QUEUED_NOTIFICATION_BYTES,
+    logger,
+    openConnection: open,
+    redialInitialDelayMs: options.redialInitialDelayMs,
+    redialMaxDelayMs: options.redialMaxDelayMs,
+  });
+  logger.info('exec-server dialling the host', { url: options.connect });
+
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((resolve) => {
+    resolveClosed = resolve;
+  });
+  let closing: Promise<void> | undefined;
+  const shutdown = (): Promise<void> => {
+    closing ??= (async () => {
+      try {
+        await dialer.close();
+      } finally {
+        await registry.close();
+        logger.info('exec-server shutdown complete');
+        resolveClosed();
+      }
+    })();
+    return closing;
+  };
+  return { url: options.connect, metrics, closed, close: shutdown, [Symbol.asyncDispose]: shutdown };
+}
