@@ -4,6 +4,9 @@ import type { SpawnResult } from '@execd/sandboxing';
 import { UnifiedExecError } from '../errors.ts';
 import type { ProcessDriver, ProcessSink } from './process-driver.ts';
 
+/** How long the limit line waits for output still in flight when the command exits. */
+const LIMIT_LINE_OUTPUT_WAIT_MS = 250;
+
 /**
  * A child spawned in this Node process by `spawnProcess` (the original's local
  * `ExecCommandSession`): output is read from the start, exit and close come from pty-utils.
@@ -30,8 +33,27 @@ export class LocalSpawnDriver implements ProcessDriver {
     if (child.tty && process.platform === 'linux') {
       this.#inputWait = new InputWaitWatcher(child.pid, { onWaiting: () => sink.waitingForInput() });
     }
-    void child.exited.then((status) => {
+    let outputEnded!: () => void;
+    const outputDone = new Promise<void>((resolve) => {
+      outputEnded = resolve;
+    });
+    void child.exited.then(async (status) => {
       this.#inputWait?.[Symbol.dispose]();
+      // A resource limit the command hit is said as a last line, where the model reads: before
+      // the exit is reported (a caller returns at the exit), after the output that was pending.
+      const limits = this.#spawned.limits;
+      if (limits !== undefined) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          outputDone,
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, LIMIT_LINE_OUTPUT_WAIT_MS);
+          }),
+        ]);
+        clearTimeout(timer);
+        const hit = await limits.describeHit().catch(() => undefined);
+        if (hit !== undefined) sink.output(new TextEncoder().encode(`\nexecd: ${hit}\n`));
+      }
       sink.exited(status.exitCode);
     });
     void (async () => {
@@ -43,9 +65,7 @@ export class LocalSpawnDriver implements ProcessDriver {
       } catch {
         // The reader only fails when the process is torn down; `closed` still settles below.
       }
-      // A resource limit the command hit is said as a last line, where the model reads.
-      const hit = await this.#spawned.limits?.describeHit().catch(() => undefined);
-      if (hit !== undefined) sink.output(new TextEncoder().encode(`\nexecd: ${hit}\n`));
+      outputEnded();
       await child.closed;
       sink.closed();
     })();
