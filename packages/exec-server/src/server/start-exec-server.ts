@@ -1,18 +1,17 @@
 import { type EnvironmentInfo, ExecError, type Logger, MAX_FRAME_BYTES, NOOP_LOGGER } from '@execd/protocol';
-import { LocalProcessTable, type LocalProcessTableOptions } from '../local/index.ts';
+import type { LocalProcessTableOptions } from '../local/index.ts';
 import { BearerTokenVerifier } from './auth.ts';
-import { ConnectionProcessor, type ConnectionTransport } from './connection-processor.ts';
-import { containmentInfo, localEnvironmentInfo, resourceLimitsInfo } from './environment-info.ts';
+import { localEnvironmentInfo } from './environment-info.ts';
 import { DEFAULT_LISTEN_URL, isLoopbackAddress, parseListenUrl } from './listen-url.ts';
 import type { LocalPeerCheck } from './local-peer.ts';
-import { ExecServerMetrics } from './metrics.ts';
+import type { ExecServerMetrics } from './metrics.ts';
 import { MAX_QUEUED_NOTIFICATION_BYTES } from './notification-gate.ts';
 import { parseDispatchMode } from './request-lanes.ts';
+import { createServerCore } from './server-core.ts';
 import {
   type CreateProcessTable,
   DETACHED_SESSION_TTL_MS,
   RESUME_LIVENESS_TIMEOUT_MS,
-  SessionRegistry,
 } from './session-registry.ts';
 import { StdioTransport } from './stdio-transport.ts';
 import { listenWebSocket, type Readiness } from './websocket-listener.ts';
@@ -161,49 +160,12 @@ export async function startExecServer(options: ExecServerOptions = {}): Promise<
     );
   }
 
-  const metrics = new ExecServerMetrics();
-  const registry = new SessionRegistry({
-    createProcessTable:
-      options.createProcessTable ??
-      ((context) =>
-        new LocalProcessTable({
-          logger,
-          ...options.processTable,
-          networkPolicyRequester: context.requestNetworkPolicy,
-        })),
+  const { metrics, registry, open } = await createServerCore(options, {
+    logger,
+    dispatchMode,
     detachedTtlMs,
     resumeLivenessTimeoutMs,
-    logger,
-    metrics,
   });
-  metrics.bindSessions(() => registry.snapshot());
-  // Found once, at start: which cgroups enforce the sandboxed commands' limits (or why none do).
-  const resourceLimits =
-    options.environmentInfo === undefined && options.createProcessTable === undefined
-      ? await resourceLimitsInfo(options.processTable?.commandLimits, logger)
-      : undefined;
-  const containment =
-    options.environmentInfo === undefined && options.createProcessTable === undefined
-      ? await containmentInfo(logger)
-      : undefined;
-  const environmentInfo =
-    options.environmentInfo ?? (() => localEnvironmentInfo({ resourceLimits, containment }));
-  const open = <TTransport extends ConnectionTransport & { attach(processor: ConnectionProcessor): void }>(
-    transport: TTransport,
-  ): ConnectionProcessor => {
-    const processor = new ConnectionProcessor({
-      transport,
-      registry,
-      dispatchMode,
-      environmentInfo,
-      executorEnv: options.executorEnv,
-      systemConfigDir: options.systemConfigDir,
-      logger,
-      metrics,
-    });
-    transport.attach(processor);
-    return processor;
-  };
 
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => {

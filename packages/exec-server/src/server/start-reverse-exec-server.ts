@@ -1,14 +1,10 @@
 import { ExecError, MAX_FRAME_BYTES, NOOP_LOGGER } from '@execd/protocol';
-import { LocalProcessTable } from '../local/index.ts';
-import { ConnectionProcessor } from './connection-processor.ts';
-import { containmentInfo, localEnvironmentInfo, resourceLimitsInfo } from './environment-info.ts';
-import { ExecServerMetrics } from './metrics.ts';
 import { MAX_QUEUED_NOTIFICATION_BYTES } from './notification-gate.ts';
 import { parseDispatchMode } from './request-lanes.ts';
 import { dialExecHost } from './reverse-dialer.ts';
-import { DETACHED_SESSION_TTL_MS, RESUME_LIVENESS_TIMEOUT_MS, SessionRegistry } from './session-registry.ts';
+import { createServerCore } from './server-core.ts';
 import type { ExecServerOptions, RunningExecServer } from './start-exec-server.ts';
-import { WEBSOCKET_KEEPALIVE_INTERVAL_MS, type WebSocketTransport } from './websocket-transport.ts';
+import { WEBSOCKET_KEEPALIVE_INTERVAL_MS } from './websocket-transport.ts';
 
 /** Options of {@link startReverseExecServer}: the server's options without the listener's. */
 export interface ReverseExecServerOptions
@@ -52,43 +48,12 @@ export async function startReverseExecServer(options: ReverseExecServerOptions):
   checkConnectUrl(options.connect);
   const logger = options.logger ?? NOOP_LOGGER;
   const dispatchMode = parseDispatchMode(options.concurrentRequests ?? 1);
-  const metrics = new ExecServerMetrics();
-  const registry = new SessionRegistry({
-    createProcessTable:
-      options.createProcessTable ??
-      ((context) =>
-        new LocalProcessTable({
-          logger,
-          ...options.processTable,
-          networkPolicyRequester: context.requestNetworkPolicy,
-        })),
-    detachedTtlMs: options.detachedSessionTtlMs ?? DETACHED_SESSION_TTL_MS,
-    resumeLivenessTimeoutMs: options.resumeLivenessTimeoutMs ?? RESUME_LIVENESS_TIMEOUT_MS,
+  const { metrics, registry, open } = await createServerCore(options, {
     logger,
-    metrics,
+    dispatchMode,
+    detachedTtlMs: options.detachedSessionTtlMs,
+    resumeLivenessTimeoutMs: options.resumeLivenessTimeoutMs,
   });
-  metrics.bindSessions(() => registry.snapshot());
-  const local = options.environmentInfo === undefined && options.createProcessTable === undefined;
-  const resourceLimits = local
-    ? await resourceLimitsInfo(options.processTable?.commandLimits, logger)
-    : undefined;
-  const containment = local ? await containmentInfo(logger) : undefined;
-  const environmentInfo =
-    options.environmentInfo ?? (() => localEnvironmentInfo({ resourceLimits, containment }));
-  const open = (transport: WebSocketTransport): ConnectionProcessor => {
-    const processor = new ConnectionProcessor({
-      transport,
-      registry,
-      dispatchMode,
-      environmentInfo,
-      executorEnv: options.executorEnv,
-      systemConfigDir: options.systemConfigDir,
-      logger,
-      metrics,
-    });
-    transport.attach(processor);
-    return processor;
-  };
   const dialer = dialExecHost({
     url: options.connect,
     token: options.connectToken,
