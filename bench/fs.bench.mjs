@@ -1,21 +1,11 @@
-// execd-server vs the original Codex exec-server (0.169.0) on the filesystem methods Codex calls
-// through an exec-server, in one run:
-//   (a) fs/readFile of a 32 MiB and of a 64 MiB file (random bytes): MB/s of file bytes, median of
-//       3 rounds;
-//   (b) 1,000 fs/getMetadata calls one after another (Codex walks up for .git and AGENTS.md this
-//       way): calls/s, median of 3 rounds.
-// Both servers run as separate processes on 127.0.0.1:0 and are driven by the same raw JSON-RPC
-// client (JSON text frames: the original's only codec), rounds interleaved so that load on a
-// shared machine hits both alike. The original comes from ../../shared/tools/codex-peer (or
-// CODEX_PEER_BIN); without it the baselines are null. BENCH_QUICK=1: 8 MiB, 100 calls, 1 round.
-import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { figure } from './lib/measure.mjs';
+import { log, peerBinary, startExecdServer, startPeerServer } from './lib/servers.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 /**
@@ -26,57 +16,11 @@ const READ_SIZES_MIB = QUICK ? [8] : [32, 64];
 const METADATA_CALLS = QUICK ? 100 : 1_000;
 const ROUNDS = QUICK ? 1 : 3;
 
-const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 const EXEC_SERVER_DIR = dirname(require.resolve('@execd/exec-server/package.json'));
-const EXECD_CLI = join(EXEC_SERVER_DIR, 'dist/cli/execd-server.js');
 // The exec-server's own `ws` (a dependency of the package under test), so this workspace package
 // needs no dependency of its own for one raw client.
 const { WebSocket } = createRequire(join(EXEC_SERVER_DIR, 'package.json'))('ws');
-const log = (text) => process.stderr.write(`${text}\n`);
-
-function peerBinary() {
-  if (process.env.CODEX_PEER_BIN) return process.env.CODEX_PEER_BIN;
-  const script = join(BENCH_DIR, '..', '..', 'shared', 'tools', 'codex-peer');
-  try {
-    return existsSync(script) ? execFileSync(script, { encoding: 'utf8' }).trim() : undefined;
-  } catch (error) {
-    log(`original exec-server unavailable: ${error.message}`);
-    return undefined;
-  }
-}
-
-/** Starts a server child and reads its ws:// URL from stdout. */
-async function startServer(name, command, args, env) {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-  child.stderr.resume();
-  let stdout = '';
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name}: no URL within 60 s`)), 60_000);
-    child.stdout.on('data', (data) => {
-      stdout += data;
-      const match = /ws:\/\/\S+/.exec(stdout);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[0]);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
-  });
-  child.stdout.resume();
-  return {
-    name,
-    url,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
 
 /** A minimal JSON-RPC client (no "jsonrpc" field, as the original), after initialize/initialized. */
 async function connect(url) {
@@ -149,22 +93,9 @@ async function main() {
   }
   const servers = [];
   try {
-    servers.push(await startServer('execd', process.execPath, [EXECD_CLI, '--log-level', 'warn']));
+    servers.push(await startExecdServer());
     const peer = peerBinary();
-    if (peer) {
-      // A private TMPDIR and CODEX_HOME, as the original needs for its sandbox helper.
-      const home = join(scratch, 'codex-home');
-      const privateTmp = join(scratch, 'tmp');
-      mkdirSync(home);
-      mkdirSync(privateTmp);
-      servers.push(
-        await startServer('original', peer, ['exec-server', '--listen', 'ws://127.0.0.1:0'], {
-          CODEX_HOME: home,
-          TMPDIR: privateTmp,
-          RUST_LOG: 'error',
-        }),
-      );
-    }
+    if (peer) servers.push(await startPeerServer(peer));
     const clients = Object.fromEntries(
       await Promise.all(servers.map(async (server) => [server.name, await connect(server.url)])),
     );

@@ -37,6 +37,7 @@ export {
 } from './leak-check.ts';
 export { type Origin, startOrigin, startTlsOrigin } from './origin.ts';
 export { isProcessRunning } from './process-alive.ts';
+export { pidsMatching, uniqueMarker } from './process-markers.ts';
 export { type ProcessList, ProcessTracker } from './process-tracker.ts';
 export {
   allProcesses,
@@ -50,6 +51,7 @@ export {
   rssBytes,
   sessionMembers,
 } from './procfs.ts';
+export { type ParsedToolText, parseToolText } from './tool-text.ts';
 export {
   type Truthy,
   WAIT_FOR_INTERVAL_MS,

@@ -4,7 +4,14 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startExecServer } from '@execd/exec-server/server';
-import { expectNoLeaks, takeLeakBaseline, waitFor } from '@execd/test-kit';
+import {
+  expectNoLeaks,
+  parseToolText,
+  pidsMatching,
+  takeLeakBaseline,
+  uniqueMarker,
+  waitFor,
+} from '@execd/test-kit';
 import { expect, test } from 'vitest';
 import {
   Environment,
@@ -12,8 +19,6 @@ import {
   UnifiedExecProcessManager,
   UnifiedExecTools,
 } from '../src/index.ts';
-import { pidsMatching, uniqueMarker } from './helpers/processes.ts';
-import { parseToolText } from './helpers/tool-text.ts';
 
 test('environment_id picks the environment; closing everything reaps both sides', async () => {
   const baseline = takeLeakBaseline();

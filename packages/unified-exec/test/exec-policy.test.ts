@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseToolText } from '@execd/test-kit';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import {
   type ApprovalDecision,
@@ -13,7 +14,6 @@ import {
   type UnifiedExecProcessManagerOptions,
   UnifiedExecTools,
 } from '../src/index.ts';
-import { parseToolText } from './helpers/tool-text.ts';
 
 // Outside every workspace-write root (/tmp and $TMPDIR are writable there).
 const OUTSIDE_PARENT = '/var/tmp';

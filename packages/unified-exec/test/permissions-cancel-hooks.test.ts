@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor } from '@execd/test-kit';
+import { parseToolText, waitFor } from '@execd/test-kit';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import {
   type ApprovalDecision,
@@ -14,7 +14,6 @@ import {
   type UnifiedExecProcessManagerOptions,
   UnifiedExecTools,
 } from '../src/index.ts';
-import { parseToolText } from './helpers/tool-text.ts';
 
 // Outside every sandbox root (read-only and workspace-write never make /var/tmp writable).
 const OUTSIDE_PARENT = '/var/tmp';

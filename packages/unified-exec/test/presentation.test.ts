@@ -1,8 +1,8 @@
+import { parseToolText } from '@execd/test-kit';
 import { describe, expect, test } from 'vitest';
 import { approxTokenCount, SecretMasker } from '../src/index.ts';
 import { createHarness, type HarnessMode } from './helpers/harness.ts';
 import { useRemoteHarnesses } from './helpers/remote-server.ts';
-import { parseToolText } from './helpers/tool-text.ts';
 
 useRemoteHarnesses();
 

@@ -1,11 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseToolText } from '@execd/test-kit';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { Environment, UnifiedExecProcessManager, UnifiedExecTools } from '../src/index.ts';
 import { buildCommandEnv } from '../src/runtime/command-env.ts';
 import { execServerParams } from '../src/runtime/launch.ts';
-import { parseToolText } from './helpers/tool-text.ts';
 
 const NAMES = [
   'CODEX_TOOL_CALL_ID',

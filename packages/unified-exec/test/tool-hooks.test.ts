@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseToolText } from '@execd/test-kit';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import {
   Environment,
@@ -13,7 +14,6 @@ import {
   UnifiedExecProcessManager,
   UnifiedExecTools,
 } from '../src/index.ts';
-import { parseToolText } from './helpers/tool-text.ts';
 
 let workspace: string;
 const closers: (() => Promise<void>)[] = [];

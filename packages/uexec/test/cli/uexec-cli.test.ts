@@ -4,11 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startExecServer } from '@execd/exec-server/server';
 import { spawnPty } from '@execd/pty-utils';
-import { CliChild, runCli, waitFor } from '@execd/test-kit';
+import { CliChild, parseToolText, pidsMatching, runCli, uniqueMarker, waitFor } from '@execd/test-kit';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildUexec } from '../helpers/cli.ts';
-import { pidsMatching, uniqueMarker } from '../helpers/processes.ts';
-import { parseToolText } from '../helpers/tool-text.ts';
 
 let script: string;
 let removeBuild: () => Promise<void>;

@@ -3,11 +3,11 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseToolText } from '@execd/test-kit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildUexec } from '../helpers/cli.ts';
-import { parseToolText } from '../helpers/tool-text.ts';
 
 const README = join(import.meta.dirname, '..', '..', '..', '..', 'README.md');
 

@@ -2,15 +2,13 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor } from '@execd/test-kit';
+import { parseToolText, pidsMatching, uniqueMarker, waitFor } from '@execd/test-kit';
 import { applyPatchToolSpec, execCommandToolSpec, toMcpTool, writeStdinToolSpec } from '@execd/unified-exec';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildUexec } from '../helpers/cli.ts';
-import { pidsMatching, uniqueMarker } from '../helpers/processes.ts';
-import { parseToolText } from '../helpers/tool-text.ts';
 
 let script: string;
 let removeBuild: () => Promise<void>;

@@ -3,12 +3,10 @@
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CliChild, runCli, waitFor } from '@execd/test-kit';
+import { CliChild, parseToolText, pidsMatching, runCli, uniqueMarker, waitFor } from '@execd/test-kit';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import packageJson from '../../package.json' with { type: 'json' };
 import { buildUexec } from '../helpers/cli.ts';
-import { pidsMatching, uniqueMarker } from '../helpers/processes.ts';
-import { parseToolText } from '../helpers/tool-text.ts';
 
 let script: string;
 let removeBuild: () => Promise<void>;

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NetworkResolver } from '@execd/network-proxy';
+import { type ParsedToolText, parseToolText } from '@execd/test-kit';
 import {
   Environment,
   type LocalEnvironmentOptions,
@@ -11,7 +12,6 @@ import {
   type UnifiedExecProcessManagerOptions,
   UnifiedExecTools,
 } from '../../src/index.ts';
-import { type ParsedToolText, parseToolText } from './tool-text.ts';
 
 /** Where a harness runs its commands. */
 export type HarnessMode = 'local' | 'remote';

@@ -1,10 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { waitFor } from '@execd/test-kit';
+import { pidsMatching, uniqueMarker, waitFor } from '@execd/test-kit';
 import { describe, expect, test } from 'vitest';
 import { STDIN_CLOSED_MESSAGE, type UnifiedExecEvent } from '../../src/index.ts';
 import { createHarness, type HarnessMode } from '../helpers/harness.ts';
-import { pidsMatching, uniqueMarker } from '../helpers/processes.ts';
 
 /** Sessions: write_stdin, polls, Ctrl-C, stdin closed, unknown ids, termination. */
 export function defineSessionScenarios(mode: HarnessMode): void {
