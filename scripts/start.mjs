@@ -57,6 +57,18 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     if (child.exitCode === null && child.signalCode === null) child.kill(sig);
   });
 }
+// `npm start` stopped by pid: npm dies without passing the signal on, and this script is
+// re-parented. Its parent going away stops the server too (checked every second).
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent && child.exitCode === null && child.signalCode === null) {
+    log('the process that started this one is gone: stopping execd-server');
+    child.kill('SIGTERM');
+  }
+}, 1_000).unref();
+// Nobody may read our output any more (the parent is gone): never die of EPIPE before the server.
+process.stdout.on('error', () => {});
+process.stderr.on('error', () => {});
 child.on('exit', (code, signal) => {
   // The server's own status; a server killed by a signal reads as the shell reports it.
   process.exit(code ?? (signal === null ? 1 : 128 + (osConstants.signals[signal] ?? 0)));

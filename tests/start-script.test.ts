@@ -1,10 +1,11 @@
 // `npm start` (scripts/start.mjs) stopped by pid: the signal reaches execd-server, and the script
 // exits once the server has, so no server is left running on its own. Runs the built tree as it is
 // (`--no-bootstrap`: no install or build in a shared checkout).
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CliChild, isProcessRunning, waitFor } from '@execd/test-kit';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, onTestFinished, test } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..');
 const START = join(ROOT, 'scripts', 'start.mjs');
@@ -53,4 +54,41 @@ describe.skipIf(process.platform !== 'linux' || !BUILT)('scripts/start.mjs', () 
       expect(start.stderr).toContain('execd-server is listening on');
     },
   );
+
+  test('the script whose parent dies (npm stopped by pid) stops the server', async () => {
+    const env = { ...process.env };
+    delete env.EXECD_AUTH_TOKEN;
+    // A parent in the role of npm: it starts the script and is SIGKILLed (npm does not pass a
+    // SIGTERM on to its script either).
+    const dir = mkdtempSync(join(tmpdir(), 'execd-start-parent-'));
+    const npmLike = join(dir, 'npm-like.mjs');
+    writeFileSync(
+      npmLike,
+      `import { spawn } from 'node:child_process';
+spawn(process.execPath, ${JSON.stringify([START, '--no-bootstrap', '--listen', 'ws://127.0.0.1:0', '--log-level', 'off'])}, { stdio: 'inherit' });
+setInterval(() => {}, 1000);
+`,
+    );
+    await using parent = new CliChild(npmLike, [], { env });
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const url = await parent.firstLine({ what: 'the server URL' });
+    expect(url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+    const [script] = await waitFor(
+      () => {
+        const found = childrenOf(parent.pid);
+        return found.length > 0 ? found : undefined;
+      },
+      { what: 'the start script' },
+    );
+    const [server] = await waitFor(
+      () => {
+        const found = childrenOf(script as number);
+        return found.length > 0 ? found : undefined;
+      },
+      { what: 'the server process' },
+    );
+    parent.child.kill('SIGKILL');
+    await waitFor(() => !isProcessRunning(server as number), { what: 'the server to be gone' });
+    await waitFor(() => !isProcessRunning(script as number), { what: 'the script to be gone' });
+  });
 });
