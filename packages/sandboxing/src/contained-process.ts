@@ -13,6 +13,12 @@ export interface Containment {
   readonly marker?: string | undefined;
 }
 
+/** bubblewrap's exit codes for a command killed by SIGINT or SIGQUIT (128 + N). */
+const BUBBLEWRAP_SIGNAL_EXITS: ReadonlyMap<number, NodeJS.Signals> = new Map([
+  [130, 'SIGINT'],
+  [131, 'SIGQUIT'],
+]);
+
 /** How long killing a marked tree keeps re-scanning for stragglers. */
 const MARKER_KILL_TIMEOUT_MS = 5_000;
 
@@ -42,6 +48,19 @@ export function containProcess(child: SpawnedProcess, containment: Containment):
     await group?.killAll().catch(() => {});
     await killMarkedTree();
   };
+  // A sandboxed PTY command killed by a ^C (or an interrupt) dies inside the sandbox and
+  // bubblewrap, which survives it, exits 128 + N. Outside a sandbox (and in the original, where
+  // bubblewrap itself dies of the ^C) a PTY child killed by a signal reports 1: after an
+  // interrupt, a 128 + N from bubblewrap is read as that signal death. A trapped ^C exits with
+  // the command's own code (42 stays 42).
+  let interrupted = false;
+  const ptySignalDeath = (status: ExitStatus): ExitStatus => {
+    if (!interrupted || !bubblewrap || !child.tty || status.signal !== null) return status;
+    const signal = BUBBLEWRAP_SIGNAL_EXITS.get(status.exitCode);
+    return signal === undefined ? status : { exitCode: 1, signal };
+  };
+  const exited = child.exited.then(ptySignalDeath);
+  const closedStatus = child.closed.then(ptySignalDeath);
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
@@ -55,10 +74,19 @@ export function containProcess(child: SpawnedProcess, containment: Containment):
     pid: child.pid,
     tty: child.tty,
     output: (): AsyncIterable<OutputChunk> => child.output(),
-    write: (bytes: Uint8Array | string): Promise<void> => child.write(bytes),
+    write: (bytes: Uint8Array | string): Promise<void> => {
+      // ^C (SIGINT) or ^\\ (SIGQUIT) typed at the terminal.
+      if (
+        child.tty &&
+        (typeof bytes === 'string' ? /[\x03\x1c]/.test(bytes) : bytes.some((b) => b === 0x03 || b === 0x1c))
+      )
+        interrupted = true;
+      return child.write(bytes);
+    },
     closeStdin: (): void => child.closeStdin(),
     resize: (cols: number, rows: number): void => child.resize(cols, rows),
     interrupt: async (): Promise<void> => {
+      interrupted = true;
       if (bubblewrap && (await interruptSandboxedCommand(child.pid, 'SIGINT'))) return;
       await child.interrupt();
     },
@@ -69,10 +97,10 @@ export function containProcess(child: SpawnedProcess, containment: Containment):
     terminate: async (options?: TerminateOptions): Promise<ExitStatus> => {
       const status = await child.terminate(options);
       await killTree();
-      return status;
+      return ptySignalDeath(status);
     },
-    exited: child.exited,
-    closed: child.closed,
+    exited,
+    closed: closedStatus,
     close,
     [Symbol.asyncDispose]: close,
   };

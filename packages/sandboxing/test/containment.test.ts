@@ -176,6 +176,15 @@ describe.skipIf(process.platform !== 'linux')('Ctrl-C inside the sandbox behaves
       expect((await launched.process.closed).exitCode).toBe(130);
       await launched.process.close();
     });
+
+    test(`${sandboxed ? 'sandboxed' : 'unsandboxed'}: ^C without a trap in a PTY reports 1, as the original`, async () => {
+      using ws = tempDir();
+      const launched = await launch('echo ready; sleep 1000', ws.path, sandboxed, true);
+      await outputUntil(launched, /ready/);
+      await launched.process.write('\u0003');
+      expect((await launched.process.closed).exitCode).toBe(1);
+      await launched.process.close();
+    });
   }
 });
 
