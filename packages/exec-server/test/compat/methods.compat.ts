@@ -35,6 +35,7 @@ type Scenario = (t: Transcriber, c: RawWsClient, ctx: Context) => Promise<void>;
  */
 const EXECD_INFO_EXTENSIONS: readonly string[] = [
   'resourceLimits',
+  'containment',
   'processList',
   'processResize',
   'retentionGapReporting',

@@ -205,7 +205,7 @@ describe('raw transcripts: execd vs the original exec-server', () => {
   });
 });
 
-/** `environment/info` members: execd sends the original's and its own `resourceLimits`. */
+/** `environment/info` members: execd sends the original's and its own `resourceLimits` and `containment`. */
 const ORIGINAL_INFO_KEYS = [
   'capabilities',
   'cwd',
@@ -218,7 +218,7 @@ const ORIGINAL_INFO_KEYS = [
   'temporaryDirectories',
   'userHomeDir',
 ];
-const EXECD_INFO_KEYS = [...ORIGINAL_INFO_KEYS.slice(0, 6), 'resourceLimits', ...ORIGINAL_INFO_KEYS.slice(6)];
+const EXECD_INFO_KEYS = [...ORIGINAL_INFO_KEYS, 'containment', 'resourceLimits'].sort();
 
 function infoKeys(scenario: string, path: string): Difference {
   return { scenario, path, execd: EXECD_INFO_KEYS, original: ORIGINAL_INFO_KEYS };
