@@ -247,10 +247,10 @@ function encodeOutputMsgpack(p: OutputParams): Uint8Array {
   return w.bytes;
 }
 
-function encodeBatchMsgpack(p: OutputBatchParams): Uint8Array {
-  const id = textEncoder.encode(p.processId);
+/** Bytes of a `process/outputBatch` frame before its first chunk: `{method, params: {processId, chunks: [`. */
+function batchHeadSize(id: Uint8Array, chunks: number): number {
   const method = KEY['process/outputBatch']!;
-  let size =
+  return (
     1 +
     strSize(KEY.method!) +
     strSize(method) +
@@ -259,18 +259,29 @@ function encodeBatchMsgpack(p: OutputBatchParams): Uint8Array {
     strSize(KEY.processId!) +
     strSize(id) +
     strSize(KEY.chunks!) +
-    arraySize(p.chunks.length);
-  for (const c of p.chunks) size += 1 + chunkFieldsSize(c);
-  const w = new MsgpackWriter(size);
+    arraySize(chunks)
+  );
+}
+
+/** Writes what {@link batchHeadSize} counts. */
+function writeBatchHead(w: MsgpackWriter, id: Uint8Array, chunks: number): void {
   w.u8(0x82);
   w.str(KEY.method!);
-  w.str(method);
+  w.str(KEY['process/outputBatch']!);
   w.str(KEY.params!);
   w.u8(0x82);
   w.str(KEY.processId!);
   w.str(id);
   w.str(KEY.chunks!);
-  w.array(p.chunks.length);
+  w.array(chunks);
+}
+
+function encodeBatchMsgpack(p: OutputBatchParams): Uint8Array {
+  const id = textEncoder.encode(p.processId);
+  let size = batchHeadSize(id, p.chunks.length);
+  for (const c of p.chunks) size += 1 + chunkFieldsSize(c);
+  const w = new MsgpackWriter(size);
+  writeBatchHead(w, id, p.chunks.length);
   for (const c of p.chunks) {
     w.u8(0x83);
     writeChunkFields(w, c);
@@ -288,30 +299,12 @@ export function outputBatchMsgpackParts(message: RpcMessage): Uint8Array[] | und
   const p = batchParams(message);
   if (p === undefined || p.chunks.length === 0) return undefined;
   const id = textEncoder.encode(p.processId);
-  const method = KEY['process/outputBatch']!;
-  const lead =
-    1 +
-    strSize(KEY.method!) +
-    strSize(method) +
-    strSize(KEY.params!) +
-    1 +
-    strSize(KEY.processId!) +
-    strSize(id) +
-    strSize(KEY.chunks!) +
-    arraySize(p.chunks.length);
+  const lead = batchHeadSize(id, p.chunks.length);
   // Every header in one buffer: each chunk's fields up to (and including) its bin header.
   let size = lead;
   for (const c of p.chunks) size += 1 + chunkFieldsSize(c) - c.chunk.byteLength;
   const w = new MsgpackWriter(size);
-  w.u8(0x82);
-  w.str(KEY.method!);
-  w.str(method);
-  w.str(KEY.params!);
-  w.u8(0x82);
-  w.str(KEY.processId!);
-  w.str(id);
-  w.str(KEY.chunks!);
-  w.array(p.chunks.length);
+  writeBatchHead(w, id, p.chunks.length);
   const parts: Uint8Array[] = [];
   let start = 0;
   for (const c of p.chunks) {
