@@ -10,7 +10,7 @@ import {
 } from './git-metadata.ts';
 import { hostSecretsToMask, type MaskedPath } from './host-secrets.ts';
 import { canonicalDir, existingPath, isSpecialFile, pathEntryExists } from './internal/safe-fs.ts';
-import { isHeldPlaceholder } from './placeholders.ts';
+import { isPlaceholder } from './placeholders.ts';
 import type { SandboxPolicy } from './policy.ts';
 import { DEFAULT_ROOT_PINS, type SandboxRootPins } from './root-pins.ts';
 
@@ -107,7 +107,7 @@ async function ownProtectedNames(root: string, workspace: boolean): Promise<Prot
   const maskMissing = workspace && (await writable(root));
   for (const name of PROTECTED_NAMES) {
     const path = resolve(root, name);
-    if (maskMissing && MASKED_WHEN_MISSING.includes(name) && isHeldPlaceholder(path)) {
+    if (maskMissing && MASKED_WHEN_MISSING.includes(name) && isPlaceholder(path)) {
       result.push({ path, type: 'missing' });
       continue;
     }

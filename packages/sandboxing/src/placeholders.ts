@@ -12,15 +12,18 @@ import { rmdir } from 'node:fs/promises';
 const holders = new Map<string, number>();
 
 /**
- * Placeholders no sandbox uses any more whose removal has not finished. A CLI that exits right
- * after its last command ends (`process.exit` once the process closed) would otherwise leave
- * them behind: the `exit` hook removes what is left, synchronously (nothing async runs then).
+ * Placeholders no sandbox uses any more whose removal has not finished, with that removal. A CLI
+ * that exits right after its last command ends (`process.exit` once the process closed) would
+ * otherwise leave them behind: the `exit` hook removes what is left, synchronously (nothing async
+ * runs then). A sandbox planned meanwhile masks the name and waits for the removal before it
+ * starts: bubblewrap then makes a fresh mount point, which no late `rmdir` can detach.
  */
-const removing = new Set<string>();
+const removing = new Map<string, Promise<void>>();
 let exitHookInstalled = false;
 
 function removeLeftoversAtExit(): void {
-  for (const path of removing) {
+  for (const path of removing.keys()) {
+    if (holders.has(path)) continue;
     try {
       rmdirSync(path);
     } catch {
@@ -29,9 +32,14 @@ function removeLeftoversAtExit(): void {
   }
 }
 
-/** True when `path` is a placeholder some sandbox of this process still uses. */
-export function isHeldPlaceholder(path: string): boolean {
-  return holders.has(path);
+/** True when `path` is a placeholder some sandbox of this process uses or is removing. */
+export function isPlaceholder(path: string): boolean {
+  return holders.has(path) || removing.has(path);
+}
+
+/** Resolves once no removal of any of `paths` is in flight (await it after holding them). */
+export async function placeholderRemovals(paths: readonly string[]): Promise<void> {
+  await Promise.all(paths.map((path) => removing.get(path)));
 }
 
 /** Counts `paths` as used by one more sandbox; the returned release (idempotent) undoes it. */
@@ -40,10 +48,7 @@ export function holdPlaceholders(paths: readonly string[]): () => Promise<void> 
     exitHookInstalled = true;
     process.once('exit', removeLeftoversAtExit);
   }
-  for (const path of paths) {
-    holders.set(path, (holders.get(path) ?? 0) + 1);
-    removing.delete(path);
-  }
+  for (const path of paths) holders.set(path, (holders.get(path) ?? 0) + 1);
   let released: Promise<void> | undefined;
   return () => {
     // Every path is counted down (and queued for removal) at once, before the first await, so
@@ -56,10 +61,14 @@ export function holdPlaceholders(paths: readonly string[]): () => Promise<void> 
           return;
         }
         holders.delete(path);
-        removing.add(path);
         // Fails, harmlessly, when something was put there meanwhile (not empty) or it is gone.
-        await rmdir(path).catch(() => {});
-        removing.delete(path);
+        const removal = rmdir(path).then(
+          () => undefined,
+          () => undefined,
+        );
+        removing.set(path, removal);
+        await removal;
+        if (removing.get(path) === removal) removing.delete(path);
       }),
     ).then(() => undefined);
     return released;

@@ -351,4 +351,21 @@ describe('no litter', () => {
     await first.process.closed;
     await waitFor(() => readdirSync(ws.path).length === 0, { what: 'the placeholders to be removed' });
   });
+  test('sandboxes starting while another one ends never find a placeholder half-removed', async () => {
+    // Overlapping short sandboxes in one workspace: each start may land while the last user of
+    // the placeholders is removing them. It must still mask the names (never bind a folder that
+    // is about to vanish: bubblewrap would fail to mount it) and start.
+    using ws = tempDir();
+    const failures: string[] = [];
+    const worker = async (): Promise<void> => {
+      for (let round = 0; round < 15; round++) {
+        const result = await runSandboxed('mkdir .codex/x 2>/dev/null || echo masked', { cwd: ws.path });
+        if (result.exitCode !== 0 || result.stdout !== 'masked\n')
+          failures.push(`${result.exitCode}: ${result.stdout}${result.stderr}`);
+      }
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    expect(failures).toEqual([]);
+    await waitFor(() => readdirSync(ws.path).length === 0, { what: 'the placeholders to be removed' });
+  });
 });

@@ -1,6 +1,6 @@
 import { ExecError } from '@execd/protocol';
 import { planFileSystem } from '../file-system-plan.ts';
-import { holdPlaceholders } from '../placeholders.ts';
+import { holdPlaceholders, placeholderRemovals } from '../placeholders.ts';
 import { isNetworkDisabled, type SandboxPolicy } from '../policy.ts';
 import type { SandboxRootPins } from '../root-pins.ts';
 import { buildBwrapArgs } from './bwrap-args.ts';
@@ -121,12 +121,16 @@ export async function planLinuxSandbox(request: LinuxSandboxRequest): Promise<Li
     ),
     ...(plan.denied ?? []).filter((item) => item.kind === 'missing').map((item) => item.path),
   ];
+  const release = holdPlaceholders(placeholders);
+  // A placeholder another sandbox just stopped using may still be on its way out: start only
+  // once it is gone, so that bubblewrap makes (and mounts over) a new one.
+  await placeholderRemovals(placeholders);
   return {
     commandLine: (route) => {
       if (proxyRouted && route === undefined)
         throw new Error('sandboxing: a proxy-routed sandbox needs its bridge route');
       return bwrapCommandLine(parts, proxyRouted ? route : undefined);
     },
-    release: holdPlaceholders(placeholders),
+    release,
   };
 }
