@@ -269,7 +269,9 @@ describe('session recovery: the original scenario and failures', () => {
   });
 
   test('two clients resuming one session: the second gets -32010', async () => {
-    await using r = await rig({ client: { recoveryTimeoutMs: 1_000 } });
+    // The first client's recovery must outlast the second client's connect (slow on a loaded
+    // machine) and then meet -32010 at least once: its failure is the last refusal it met.
+    await using r = await rig({ client: { recoveryTimeoutMs: 5_000 } });
     const attached = await ExecServerClient.connect({
       url: r.server.url,
       resumeSessionId: r.client.sessionId,
