@@ -1,7 +1,6 @@
-import type { Dirent } from 'node:fs';
-import { readdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dropPrefetched, listFolder, prefetchFolders } from './folder-listings.ts';
 import { existingPath, isSpecialFile, type PathKind, readSmallRegularFile } from './internal/safe-fs.ts';
 
 /** A `.git` file holding `gitdir: <path>` (or a `commondir`) is one line; anything longer is not one. */
@@ -138,33 +137,36 @@ export async function repositoryMetadata(gitEntry: string): Promise<GitMetadataP
 /** Folders listed at once: enough to keep libuv's thread pool busy without flooding it. */
 const SCAN_CONCURRENCY = 16;
 
-async function list(path: string): Promise<Dirent[]> {
-  try {
-    return await readdir(path, { withFileTypes: true });
-  } catch {
-    // A folder removed or made unreadable meanwhile: nothing to see there.
-    return [];
-  }
-}
+/** The names the scan looks for in every folder below a root. */
+const WATCHED_NAMES: readonly string[] = ['.git', ...NESTED_AGENT_DIRS];
 
-/** What one folder holds that matters: metadata found in it, and its sub-folders to visit. */
+/**
+ * What one folder holds that matters: metadata found in it, and its sub-folders to visit. The
+ * listing may come from the cache (an unchanged folder costs one `lstat`); what a `.git`,
+ * `.codex` or `.agents` found there points to is resolved afresh.
+ */
 async function visit(dir: string, depth: number): Promise<{ found: GitMetadataPath[]; children: string[] }> {
   const found: GitMetadataPath[] = [];
-  const children: string[] = [];
-  for (const child of await list(dir)) {
-    const path = join(dir, child.name);
-    if (child.name === '.git') {
-      if (depth === 0) continue;
-      if (await isSpecialFile(path)) found.push({ path, kind: 'special' });
-      else found.push(...(await repositoryMetadata(path)));
-    } else if (NESTED_AGENT_DIRS.includes(child.name)) {
-      // A nested project's agent configuration (`sub/.codex/config.toml`, `sub/.agents`) is
-      // trusted by an agent started there, like the root's own.
-      if (depth === 0) continue;
-      const existing = await existingPath(path);
-      if (existing !== undefined) found.push(existing);
-    } else if (child.isDirectory() && !GIT_SCAN_SKIPPED_DIRS.includes(child.name)) children.push(path);
+  const listing = await listFolder(dir, WATCHED_NAMES);
+  if (listing === undefined) return { found, children: [] };
+  // The root's own names are the caller's (placeholder rules); below it, each is protected.
+  if (depth > 0) {
+    for (const name of listing.watched) {
+      const path = join(dir, name);
+      if (name === '.git') {
+        if (await isSpecialFile(path)) found.push({ path, kind: 'special' });
+        else found.push(...(await repositoryMetadata(path)));
+      } else {
+        // A nested project's agent configuration (`sub/.codex/config.toml`, `sub/.agents`) is
+        // trusted by an agent started there, like the root's own.
+        const existing = await existingPath(path);
+        if (existing !== undefined) found.push(existing);
+      }
+    }
   }
+  const children = listing.folders
+    .filter((name) => !GIT_SCAN_SKIPPED_DIRS.includes(name))
+    .map((name) => join(dir, name));
   return { found, children };
 }
 
@@ -177,6 +179,15 @@ async function visit(dir: string, depth: number): Promise<{ found: GitMetadataPa
  * `.git`; stops when `budget` runs out (then `truncated`). Asynchronous throughout.
  */
 export async function findNestedRepositories(root: string, budget: GitScanBudget): Promise<GitScanResult> {
+  prefetchFolders(root, budget.dirs, GIT_SCAN_SKIPPED_DIRS);
+  try {
+    return await scanLevels(root, budget);
+  } finally {
+    dropPrefetched(root);
+  }
+}
+
+async function scanLevels(root: string, budget: GitScanBudget): Promise<GitScanResult> {
   const paths: GitMetadataPath[] = [];
   let level = [root];
   let depth = 0;

@@ -275,4 +275,25 @@ describe('protected paths in a writable root', () => {
     expect(result.stdout).toBe('[1]\n[1]\n[1]\n');
     expect(readFileSync(join(store.path, 'modules', 'sub', 'config'), 'utf8')).toBe('[core]\n');
   });
+  test('a repository the host makes between two commands is protected in the second (listings cached)', async () => {
+    using ws = tempDir();
+    mkdirSync(join(ws.path, 'vendor', 'lib'), { recursive: true });
+    // Old enough to be cached by the first command's scan.
+    await new Promise((resolve) => setTimeout(resolve, 2_200));
+    expect((await runSandboxed('true', { cwd: ws.path })).exitCode).toBe(0);
+    // The host clones a repository into the cached folder and puts its times back as they were.
+    const lib = join(ws.path, 'vendor', 'lib');
+    const reference = join(ws.path, 'times');
+    writeFileSync(reference, '');
+    execFileSync('touch', ['-r', lib, reference]);
+    mkdirSync(join(lib, '.git', 'hooks'), { recursive: true });
+    execFileSync('touch', ['-r', reference, lib]);
+    const result = await runSandboxed(
+      'echo "#!/bin/sh" > vendor/lib/.git/hooks/pre-commit; echo "[$?]"; mkdir vendor/lib/.git/x; echo "[$?]"',
+      { cwd: ws.path },
+    );
+    expect(result.stdout).toBe('[1]\n[1]\n');
+    expect(existsSync(join(lib, '.git', 'hooks', 'pre-commit'))).toBe(false);
+    expect(existsSync(join(lib, '.git', 'x'))).toBe(false);
+  });
 });
