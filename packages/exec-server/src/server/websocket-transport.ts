@@ -26,6 +26,17 @@ export const WEBSOCKET_KEEPALIVE_INTERVAL_MS = 30_000;
  */
 export const KEEPALIVE_MISSES_BEFORE_TERMINATE = 3;
 
+/**
+ * How long output frames are collected while a connection streams (output went out less than
+ * {@link STREAMING_GAP_MS} before): one socket write, and on msgpack one `process/outputBatch`
+ * per process, per window instead of one per chunk read. Output after a quiet spell, a reply,
+ * and anything that is not output still leave at the end of the current turn.
+ */
+export const STREAMING_LINGER_MS = 2;
+
+/** Output sent this recently means the connection is streaming (see {@link STREAMING_LINGER_MS}). */
+const STREAMING_GAP_MS = 4;
+
 /** WebSocket close code for a connection ended by a protocol violation (RFC 6455 §7.4.1). */
 const CLOSE_PROTOCOL_ERROR = 1002;
 
@@ -73,6 +84,14 @@ export class WebSocketTransport implements ConnectionTransport {
   #batchOutput = false;
   /** A turn's frames are being collected (the raw socket is corked); released by `#endTurn`. */
   #inTurn = false;
+  /** The end of the turn is due at the next check phase (`setImmediate`). */
+  #endsSoon = false;
+  /** The end of a lingering turn (see `STREAMING_LINGER_MS`). */
+  #lingerTimer: NodeJS.Timeout | undefined;
+  /** When output last left (a turn with output ended); -Infinity before any. */
+  #lastOutputMs = Number.NEGATIVE_INFINITY;
+  /** The current turn carries output. */
+  #turnHasOutput = false;
 
   constructor(options: WebSocketTransportOptions) {
     this.label = options.label;
@@ -108,6 +127,7 @@ export class WebSocketTransport implements ConnectionTransport {
     socket.on('close', (code, reason) => {
       if (this.#keepalive) clearInterval(this.#keepalive);
       clearTimeout(this.#probe);
+      clearTimeout(this.#lingerTimer);
       processor.disconnected(`websocket closed (${code}${reason.length > 0 ? ` ${reason.toString()}` : ''})`);
     });
   }
@@ -133,14 +153,15 @@ export class WebSocketTransport implements ConnectionTransport {
 
   sendNotification(message: RpcMessage): void {
     if (this.#socket.readyState !== this.#socket.OPEN) return;
+    const output = isOutput(message);
     if (this.#batchOutput && this.#held.hold(message)) {
-      this.#beginTurn();
+      this.#beginTurn(true);
       if (this.#held.bytes >= MAX_OUTPUT_BATCH_BYTES) this.#releaseHeld();
       return;
     }
     // Nothing overtakes held output: an exit or close follows its process's last chunk.
     this.#releaseHeld();
-    this.#beginTurn();
+    this.#beginTurn(output);
     this.#sendNotificationNow(message);
   }
 
@@ -264,16 +285,32 @@ export class WebSocketTransport implements ConnectionTransport {
    * Starts collecting this turn's frames, if not already: corks the raw socket, and ends the turn
    * (held output written, socket uncorked) once this turn's I/O callbacks and microtasks have run.
    */
-  #beginTurn(): void {
-    if (this.#inTurn) return;
-    this.#inTurn = true;
-    this.#raw?.cork();
+  #beginTurn(output = false): void {
+    if (!this.#inTurn) {
+      this.#inTurn = true;
+      this.#raw?.cork();
+    }
+    if (output) this.#turnHasOutput = true;
+    if (this.#endsSoon) return;
+    // Output while streaming lingers; anything else (a reply, an exit, output after a quiet
+    // spell) ends the turn, a lingering one included, at the next check phase.
+    if (output && performance.now() - this.#lastOutputMs < STREAMING_GAP_MS) {
+      this.#lingerTimer ??= setTimeout(this.#endTurn, STREAMING_LINGER_MS);
+      return;
+    }
+    this.#endsSoon = true;
     setImmediate(this.#endTurn);
   }
 
   readonly #endTurn = (): void => {
+    clearTimeout(this.#lingerTimer);
+    this.#lingerTimer = undefined;
+    this.#endsSoon = false;
+    if (!this.#inTurn) return;
     this.#releaseHeld();
     this.#inTurn = false;
+    if (this.#turnHasOutput) this.#lastOutputMs = performance.now();
+    this.#turnHasOutput = false;
     this.#raw?.uncork();
   };
 
@@ -350,6 +387,10 @@ export class WebSocketTransport implements ConnectionTransport {
     this.#missedPings++;
     this.#socket.ping();
   }
+}
+
+function isOutput(message: RpcMessage): boolean {
+  return message.kind === 'notification' && message.method === 'process/output';
 }
 
 function byteLengthOf(parts: readonly Uint8Array[]): number {

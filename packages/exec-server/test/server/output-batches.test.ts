@@ -31,6 +31,21 @@ const write = () => {
 write();
 `;
 
+/** Writes `argv[1]` bytes of `x` (no newline for the line discipline to expand) to a terminal. */
+const EMIT_PRINTABLE = `
+let left = Number(process.argv[1]);
+const piece = Buffer.alloc(65536, 'x');
+const write = () => {
+  while (left > 0) {
+    const part = piece.subarray(0, Math.min(piece.length, left));
+    left -= part.length;
+    if (!process.stdout.write(part)) return void process.stdout.once('drain', write);
+  }
+};
+write();
+`;
+const PTY_BYTES = 2 * 1024 * 1024;
+
 interface Chunk {
   readonly seq: number;
   readonly stream: string;
@@ -47,20 +62,22 @@ afterAll(async () => {
 });
 
 /** Connects, initializes (asking for batches or not), runs the emitter and collects its events. */
-async function run(codec: 'json' | 'msgpack', askForBatches: boolean) {
+async function run(codec: 'json' | 'msgpack', askForBatches: boolean, tty = false) {
   await using client = await RawWsClient.connect(server.url, { codec });
   await client.call('initialize', {
     clientName: 'batch-test',
     ...(askForBatches ? { outputBatches: true } : {}),
   });
   client.notify('initialized', {});
-  const processId = `emit-${codec}-${askForBatches}`;
+  const processId = `emit-${codec}-${askForBatches}-${tty}`;
   await client.call('process/start', {
     processId,
-    argv: [process.execPath, '-e', EMIT_RANDOM, String(BYTES)],
+    argv: tty
+      ? [process.execPath, '-e', EMIT_PRINTABLE, String(PTY_BYTES)]
+      : [process.execPath, '-e', EMIT_RANDOM, String(BYTES)],
     cwd: CWD,
     env: {},
-    tty: false,
+    tty,
   });
   const list = await client.call<{ processes: { pid?: number }[] }>('process/list', {});
   for (const entry of list.processes) if (entry.pid !== undefined) tracker.add(entry.pid);
@@ -131,6 +148,22 @@ describe('process/outputBatch (execd extension, msgpack only, on request)', () =
   test('a msgpack client that does not ask gets one chunk per process/output', async () => {
     const { events } = await run('msgpack', false);
     expect(check(events)).toBe(0);
+  });
+
+  test('a terminal streaming flat out (one small read per turn) still travels in batches', async () => {
+    // A terminal hands over at most 4 KiB per read, one read per turn of the event loop: while
+    // a connection streams, its output is collected for a couple of milliseconds, so most
+    // chunks share a frame instead of costing one frame each.
+    const { events } = await run('msgpack', true, true);
+    const { chunks, order, batches } = flatten(events);
+    expect(order).toEqual(order.map((_, i) => i + 1));
+    const text = chunks.map((c) => Buffer.from(toBytes(c.chunk)).toString()).join('');
+    expect(text).toBe('x'.repeat(PTY_BYTES));
+    const batched = events
+      .filter((e) => e.method === 'process/outputBatch')
+      .reduce((sum, e) => sum + (e.params.chunks as Chunk[]).length, 0);
+    expect(batches).toBeGreaterThan(0);
+    expect(batched / chunks.length).toBeGreaterThan(0.25);
   });
 
   test('a JSON client gets one chunk per process/output even when it asks', async () => {
