@@ -34,33 +34,30 @@ const MAX_CACHED = 65_536;
 
 const cache = new Map<string, CachedListing>();
 
-/** `lstat`s started ahead of the scan for folders it will visit (see `prefetchFolders`). */
-const prefetched = new Map<string, Promise<BigIntStats | undefined>>();
+/** `lstat`s one scan started ahead for the folders it will visit (see `prefetchFolders`). */
+export type PrefetchedStats = Map<string, Promise<BigIntStats | undefined>>;
 
 function statFolder(dir: string): Promise<BigIntStats | undefined> {
   return lstat(dir, { bigint: true }).catch(() => undefined);
 }
 
 /**
- * Starts the `lstat` of up to `limit` folders below `root` known from earlier listings, all at
- * once (but those named in `skipped`): a scan of an unchanged tree then waits for one round of the thread pool instead of one
- * per level. The scan takes them with `listFolder`; `dropPrefetched` forgets the unused ones.
+ * Starts the `lstat` of up to `limit` folders below `root` known from earlier listings (but those
+ * named in `skipped`), all at once: a scan of an unchanged tree then waits for one round of the
+ * thread pool instead of one per level. Only the scan that started them uses them (`listFolder`):
+ * a scan that began later must not see a folder as it was before it began.
  */
-export function prefetchFolders(root: string, limit: number, skipped: readonly string[]): void {
+export function prefetchFolders(root: string, limit: number, skipped: readonly string[]): PrefetchedStats {
+  const ahead: PrefetchedStats = new Map();
   const queue = [root];
   for (let i = 0; i < queue.length && i < limit; i++) {
     const dir = queue[i]!;
-    if (!prefetched.has(dir)) prefetched.set(dir, statFolder(dir));
+    ahead.set(dir, statFolder(dir));
     const listing = cache.get(dir);
     if (listing === undefined) continue;
     for (const name of listing.folders) if (!skipped.includes(name)) queue.push(join(dir, name));
   }
-}
-
-/** Forgets the prefetched `lstat`s of `root` and below that the scan did not use. */
-export function dropPrefetched(root: string): void {
-  for (const dir of prefetched.keys())
-    if (dir === root || dir.startsWith(`${root}/`) || root === '/') prefetched.delete(dir);
+  return ahead;
 }
 
 /**
@@ -71,10 +68,11 @@ export function dropPrefetched(root: string): void {
 export async function listFolder(
   dir: string,
   watched: readonly string[],
+  prefetched?: PrefetchedStats,
 ): Promise<FolderListing | undefined> {
   const startedNs = BigInt(Date.now()) * 1_000_000n;
-  const ahead = prefetched.get(dir);
-  prefetched.delete(dir);
+  const ahead = prefetched?.get(dir);
+  prefetched?.delete(dir);
   const info = await (ahead ?? statFolder(dir));
   if (info === undefined || !info.isDirectory()) {
     cache.delete(dir);

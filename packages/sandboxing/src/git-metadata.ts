@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { dropPrefetched, listFolder, prefetchFolders } from './folder-listings.ts';
+import { listFolder, type PrefetchedStats, prefetchFolders } from './folder-listings.ts';
 import { existingPath, isSpecialFile, type PathKind, readSmallRegularFile } from './internal/safe-fs.ts';
 
 /** A `.git` file holding `gitdir: <path>` (or a `commondir`) is one line; anything longer is not one. */
@@ -145,9 +145,13 @@ const WATCHED_NAMES: readonly string[] = ['.git', ...NESTED_AGENT_DIRS];
  * listing may come from the cache (an unchanged folder costs one `lstat`); what a `.git`,
  * `.codex` or `.agents` found there points to is resolved afresh.
  */
-async function visit(dir: string, depth: number): Promise<{ found: GitMetadataPath[]; children: string[] }> {
+async function visit(
+  dir: string,
+  depth: number,
+  ahead: PrefetchedStats,
+): Promise<{ found: GitMetadataPath[]; children: string[] }> {
   const found: GitMetadataPath[] = [];
-  const listing = await listFolder(dir, WATCHED_NAMES);
+  const listing = await listFolder(dir, WATCHED_NAMES, ahead);
   if (listing === undefined) return { found, children: [] };
   // The root's own names are the caller's (placeholder rules); below it, each is protected.
   if (depth > 0) {
@@ -179,15 +183,15 @@ async function visit(dir: string, depth: number): Promise<{ found: GitMetadataPa
  * `.git`; stops when `budget` runs out (then `truncated`). Asynchronous throughout.
  */
 export async function findNestedRepositories(root: string, budget: GitScanBudget): Promise<GitScanResult> {
-  prefetchFolders(root, budget.dirs, GIT_SCAN_SKIPPED_DIRS);
-  try {
-    return await scanLevels(root, budget);
-  } finally {
-    dropPrefetched(root);
-  }
+  const ahead = prefetchFolders(root, budget.dirs, GIT_SCAN_SKIPPED_DIRS);
+  return scanLevels(root, budget, ahead);
 }
 
-async function scanLevels(root: string, budget: GitScanBudget): Promise<GitScanResult> {
+async function scanLevels(
+  root: string,
+  budget: GitScanBudget,
+  ahead: PrefetchedStats,
+): Promise<GitScanResult> {
   const paths: GitMetadataPath[] = [];
   let level = [root];
   let depth = 0;
@@ -197,7 +201,7 @@ async function scanLevels(root: string, budget: GitScanBudget): Promise<GitScanR
       const batch = level.slice(i, i + Math.min(SCAN_CONCURRENCY, Math.max(budget.dirs, 0)));
       if (batch.length === 0) return { paths, truncated: true };
       budget.dirs -= batch.length;
-      for (const { found, children } of await Promise.all(batch.map((dir) => visit(dir, depth)))) {
+      for (const { found, children } of await Promise.all(batch.map((dir) => visit(dir, depth, ahead)))) {
         paths.push(...found);
         next.push(...children);
       }
