@@ -168,7 +168,9 @@ export class WebSocketTransport implements ConnectionTransport {
   #sendNotificationNow(message: RpcMessage): void {
     const codec = this.#codec ?? 'json';
     const parts = codec === 'msgpack' ? this.#encodeParts(message) : undefined;
-    const frame = parts ?? this.#encode(message, codec);
+    // JSON notifications go out as UTF-8 bytes in text frames: an output frame is written in one
+    // allocation, never built as a string that the socket would encode again.
+    const frame = parts ?? this.#encode(message, codec, true);
     if (frame === undefined) return;
     const length = parts === undefined ? (frame as string | Uint8Array).length : byteLengthOf(parts);
     const decision = this.#gate.admit(this.#socket.bufferedAmount, length);
@@ -355,10 +357,10 @@ export class WebSocketTransport implements ConnectionTransport {
     this.#processor?.outboundPressure(congested);
   }
 
-  #encode(message: RpcMessage, codec: CodecName): string | Uint8Array | undefined {
+  #encode(message: RpcMessage, codec: CodecName, bytes = false): string | Uint8Array | undefined {
     const codecImpl = this.#codecs[codec];
     const encode = (m: RpcMessage): string | Uint8Array =>
-      codec === 'json' ? codecImpl.encodeText(m) : codecImpl.encode(m);
+      codec === 'json' && !bytes ? codecImpl.encodeText(m) : codecImpl.encode(m);
     return encodeOutbound(message, encode, { logger: this.#logger, connection: this.label });
   }
 

@@ -4,7 +4,12 @@ import type { RpcMessage } from '../schemas/envelope.ts';
 import { decodeJson, encodeJson, encodeJsonText } from './json.ts';
 import { type DecodeLimits, resolveLimits } from './limits.ts';
 import { decodeMsgpack, encodeMsgpack } from './msgpack.ts';
-import { fastOutputJsonText, fastOutputMsgpack, outputBatchMsgpackParts } from './output-frames.ts';
+import {
+  fastOutputJsonBytes,
+  fastOutputJsonText,
+  fastOutputMsgpack,
+  outputBatchMsgpackParts,
+} from './output-frames.ts';
 
 /** The two wire codecs: `json` (the original's) and `msgpack` (execd's native one). */
 export type CodecName = 'json' | 'msgpack';
@@ -54,10 +59,7 @@ export function createJsonCodec(limits?: Partial<DecodeLimits>): Codec {
     name: 'json',
     binary: false,
     encode: (message) =>
-      encoding('json', () => {
-        const fast = fastOutputJsonText(message);
-        return fast === undefined ? encodeJson(toWireObject(message)) : new TextEncoder().encode(fast);
-      }),
+      encoding('json', () => fastOutputJsonBytes(message) ?? encodeJson(toWireObject(message))),
     encodeParts: () => undefined,
     encodeText: (message) =>
       encoding('json', () => fastOutputJsonText(message) ?? encodeJsonText(toWireObject(message))),

@@ -2,9 +2,14 @@ import { describe, expect, test } from 'vitest';
 import { toWireObject } from '../envelope.ts';
 import { notificationMessage } from '../messages.ts';
 import { createJsonCodec, createMsgpackCodec } from './index.ts';
-import { encodeJsonText } from './json.ts';
+import { encodeJson, encodeJsonText } from './json.ts';
 import { encodeMsgpack } from './msgpack.ts';
-import { fastOutputJsonText, fastOutputMsgpack, outputBatchMsgpackParts } from './output-frames.ts';
+import {
+  fastOutputJsonBytes,
+  fastOutputJsonText,
+  fastOutputMsgpack,
+  outputBatchMsgpackParts,
+} from './output-frames.ts';
 
 const bytes = (n: number, seed = 7): Uint8Array =>
   Uint8Array.from({ length: n }, (_, i) => (i * seed + 3) & 0xff);
@@ -39,6 +44,7 @@ describe('the fast process/output encoders write exactly what the generic codecs
         const message = output(id, seq, bytes(size), size % 2 ? 'stderr' : 'pty');
         expect(same(fastOutputMsgpack(message), encodeMsgpack(toWireObject(message)))).toBe(true);
         expect(fastOutputJsonText(message)).toBe(encodeJsonText(toWireObject(message)));
+        expect(same(fastOutputJsonBytes(message), encodeJson(toWireObject(message)))).toBe(true);
       }
   });
 
