@@ -86,9 +86,14 @@ export async function startServer(name, command, args, { home = false } = {}) {
   };
 }
 
-/** execd-server's CLI on a free loopback port. */
+/**
+ * execd-server's CLI on a free loopback port. `EXECD_NODE_OPTIONS` (e.g.
+ * `--max-semi-space-size=4`) goes on its Node command line, to measure a tuning.
+ */
 export function startExecdServer(extraArgs = []) {
+  const nodeOptions = process.env.EXECD_NODE_OPTIONS ? [process.env.EXECD_NODE_OPTIONS] : [];
   return startServer('execd', process.execPath, [
+    ...nodeOptions.flatMap((options) => options.split(/\s+/).filter(Boolean)),
     EXECD_CLI,
     '--listen',
     'ws://127.0.0.1:0',
