@@ -1,7 +1,13 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type Logger, MAX_FRAME_BYTES, NOOP_LOGGER, untilAborted } from '@execd/protocol';
+import {
+  ENVIRONMENT_ID_HEADER,
+  type Logger,
+  MAX_FRAME_BYTES,
+  NOOP_LOGGER,
+  untilAborted,
+} from '@execd/protocol';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { REPLACEMENT_IN_PROGRESS_MESSAGE } from './accepted-channel-source.ts';
 import type { ExecServerClientOptions } from './client-options.ts';
@@ -9,11 +15,8 @@ import { describeError } from './errors.ts';
 import { ExecServerClient } from './exec-server-client.ts';
 import { webSocketChannel } from './websocket-channel.ts';
 
-/**
- * The header an executor names itself with (`execd-server --environment-id ID`): one client per
- * environment id; a later socket with the same id replaces the current one (session resume).
- */
-export const ENVIRONMENT_ID_HEADER = 'x-execd-environment-id';
+/** The routing header (defined in `@execd/protocol`), re-exported for the acceptor's users. */
+export { ENVIRONMENT_ID_HEADER };
 
 /** The environment id of an executor that sent none. */
 export const DEFAULT_ENVIRONMENT_ID = 'default';

@@ -30,6 +30,7 @@ export {
   toWireError,
   type WireError,
 } from './errors.ts';
+export { ENVIRONMENT_ID_HEADER } from './http-headers.ts';
 export { type LogFields, type Logger, NOOP_LOGGER } from './logger.ts';
 export { errorMessage, notificationMessage, requestMessage, responseMessage } from './messages.ts';
 export {

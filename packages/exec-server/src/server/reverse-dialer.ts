@@ -5,6 +5,7 @@ import {
   type CodecName,
   createJsonCodec,
   createMsgpackCodec,
+  ENVIRONMENT_ID_HEADER,
   type Logger,
   NOOP_LOGGER,
 } from '@execd/protocol';
@@ -35,11 +36,8 @@ const CLOSE_HANDSHAKE_GRACE_MS = 1_000;
 /** WebSocket close code sent to the host when the executor shuts down. */
 const CLOSE_GOING_AWAY = 1001;
 
-/**
- * The header naming the executor to the host (`--environment-id`): the host keys its clients by
- * it, so a redial after a drop resumes the session of the same environment.
- */
-export const ENVIRONMENT_ID_HEADER = 'x-execd-environment-id';
+/** The routing header (defined in `@execd/protocol`), re-exported for the dialer's users. */
+export { ENVIRONMENT_ID_HEADER };
 
 /** Options of {@link dialExecHost}. */
 export interface ReverseDialerOptions {
