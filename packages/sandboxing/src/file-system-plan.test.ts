@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { planFileSystem } from './file-system-plan.ts';
+import { holdPlaceholders } from './placeholders.ts';
 import { resolveSandboxPolicy } from './policy.ts';
 import { SandboxRootPins } from './root-pins.ts';
 
@@ -68,6 +69,28 @@ test('another root protects only what exists; roots come ancestors first; missin
     { path: join(base, 'outer', '.agents'), type: 'file' },
     { path: join(base, 'outer', '.codex'), type: 'dir' },
   ]);
+});
+
+test("a workspace inside another writable root keeps its own placeholders, and other workspaces' are masked", async () => {
+  // /outer is writable (like /tmp) and holds this workspace and another one. Another sandbox of
+  // this process masks the other workspace's missing .codex, and had masked this one's: the
+  // empty folders exist on the host. They must be masked and held here (type missing), never
+  // bound as a user's folder that the other sandbox's removal would later detach.
+  const ws = join(base, 'outer', 'ws');
+  const other = join(base, 'outer', 'other');
+  mkdirSync(join(ws, '.codex'), { recursive: true });
+  mkdirSync(join(other, '.codex'), { recursive: true });
+  const release = holdPlaceholders([join(ws, '.codex'), join(other, '.codex')]);
+  try {
+    const plan = await workspacePlan(ws, [join(base, 'outer')]);
+    const [outer, own] = plan.writableRoots;
+    expect(own!.root).toBe(ws);
+    expect(own!.readOnly).toContainEqual({ path: join(ws, '.codex'), type: 'missing' });
+    expect(outer!.readOnly).toContainEqual({ path: join(other, '.codex'), type: 'missing', nested: true });
+    expect(outer!.readOnly.some((item) => item.path === join(ws, '.codex'))).toBe(false);
+  } finally {
+    await release();
+  }
 });
 
 test('a gitdir pointer protects the file, the gitdir and its commondir', async () => {

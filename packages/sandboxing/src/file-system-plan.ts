@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { ExecError } from '@execd/protocol';
 import { type DeniedPathPlan, planDeniedPaths, planPolicyPath, planReadableRoots } from './access-plan.ts';
 import {
   findNestedRepositories,
@@ -10,7 +11,7 @@ import {
 } from './git-metadata.ts';
 import { hostSecretsToMask, type MaskedPath } from './host-secrets.ts';
 import { canonicalDir, existingPath, isSpecialFile, pathEntryExists } from './internal/safe-fs.ts';
-import { isPlaceholder } from './placeholders.ts';
+import { isPlaceholder, placeholderGeneration } from './placeholders.ts';
 import type { SandboxPolicy } from './policy.ts';
 import { DEFAULT_ROOT_PINS, type SandboxRootPins } from './root-pins.ts';
 
@@ -107,24 +108,43 @@ async function ownProtectedNames(root: string, workspace: boolean): Promise<Prot
   const maskMissing = workspace && (await writable(root));
   for (const name of PROTECTED_NAMES) {
     const path = resolve(root, name);
-    if (maskMissing && MASKED_WHEN_MISSING.includes(name) && isPlaceholder(path)) {
-      result.push({ path, type: 'missing' });
-      continue;
-    }
-    const found = await repositoryMetadataOrName(path, name);
-    if (found.length > 0) {
-      result.push(...found.map(({ path, kind }) => ({ path, type: kind })));
-      continue;
-    }
-    if (await isSpecialFile(path)) {
-      result.push({ path, type: 'special' });
-      continue;
-    }
-    // A dangling symlink cannot be masked: a mount would follow the link. See README, limitations.
-    if (maskMissing && MASKED_WHEN_MISSING.includes(name) && !(await pathEntryExists(path)))
-      result.push({ path, type: 'missing' });
+    const maskable = maskMissing && MASKED_WHEN_MISSING.includes(name);
+    result.push(
+      ...(maskable ? await settledProtectedName(path, name) : await protectedName(path, name, false)),
+    );
   }
   return result;
+}
+
+/** Looks again at most this often while other sandboxes take up or give back the placeholder. */
+const MAX_PLACEHOLDER_LOOKS = 16;
+
+/**
+ * A maskable name as it is once no placeholder of it came or went while the disk was looked at.
+ * Another sandbox's placeholder seen as an existing folder would be bound, not masked, without a
+ * hold: its owner's removal then detaches that bind, and the next sandbox's fresh placeholder
+ * would show through, writable. So a look during which the placeholder changed is repeated.
+ */
+async function settledProtectedName(path: string, name: string): Promise<ProtectedPath[]> {
+  for (let look = 1; ; look++) {
+    const before = placeholderGeneration(path);
+    if (isPlaceholder(path)) return [{ path, type: 'missing' }];
+    const found = await protectedName(path, name, true);
+    if (placeholderGeneration(path) === before) return found;
+    if (look >= MAX_PLACEHOLDER_LOOKS) {
+      throw new ExecError('spawnFailed', `the sandbox placeholder ${path} kept changing; try again`);
+    }
+  }
+}
+
+/** What protects `path` (the root's `name`), from the disk as it is now. */
+async function protectedName(path: string, name: string, maskable: boolean): Promise<ProtectedPath[]> {
+  const found = await repositoryMetadataOrName(path, name);
+  if (found.length > 0) return found.map(({ path, kind }) => ({ path, type: kind }));
+  if (await isSpecialFile(path)) return [{ path, type: 'special' }];
+  // A dangling symlink cannot be masked: a mount would follow the link. See README, limitations.
+  if (maskable && !(await pathEntryExists(path))) return [{ path, type: 'missing' }];
+  return [];
 }
 
 async function repositoryMetadataOrName(path: string, name: string): Promise<GitMetadataPath[]> {
@@ -159,22 +179,29 @@ export async function planFileSystem(
   const budget = { dirs: options.gitScanMaxDirs ?? GIT_SCAN_MAX_DIRS };
   const seen = new Set<string>();
   let gitScanTruncated = false;
-  const writableRoots: WritableRootPlan[] = [];
-  for (const root of roots) {
-    const readOnly: ProtectedPath[] = [];
-    const add = (item: ProtectedPath): void => {
-      // A redirection to a writable root itself (or above one) would freeze the workspace: a
-      // command could lock its own roots; such targets are left alone.
-      if (item.type === 'dir' && roots.some((other) => within(item.path, other))) return;
-      if (seen.has(item.path)) return;
-      seen.add(item.path);
-      readOnly.push(item);
-    };
-    for (const item of await ownProtectedNames(root, byPath.get(root) ?? false)) add(item);
-    const nested = await findNestedRepositories(root, budget);
+  const writableRoots = roots.map((root) => ({ root, readOnly: [] as ProtectedPath[] }));
+  const add = (plan: { readonly readOnly: ProtectedPath[] }, item: ProtectedPath): void => {
+    // A redirection to a writable root itself (or above one) would freeze the workspace: a
+    // command could lock its own roots; such targets are left alone.
+    if (item.type === 'dir' && roots.some((other) => within(item.path, other))) return;
+    if (seen.has(item.path)) return;
+    seen.add(item.path);
+    plan.readOnly.push(item);
+  };
+  // Every root's own names first: a workspace under another writable root (a project in /tmp)
+  // keeps its own decision for its `.codex` (a placeholder this sandbox masks and holds) instead
+  // of the ancestor's scan finding the folder and binding it as if it were a user's.
+  for (const plan of writableRoots)
+    for (const item of await ownProtectedNames(plan.root, byPath.get(plan.root) ?? false)) add(plan, item);
+  for (const plan of writableRoots) {
+    const nested = await findNestedRepositories(plan.root, budget);
     gitScanTruncated ||= nested.truncated;
-    for (const { path, kind } of nested.paths) add({ path, type: kind, nested: true });
-    writableRoots.push({ root, readOnly });
+    for (const { path, kind } of nested.paths) {
+      // Another workspace's placeholder (an empty mount point some sandbox of this process made)
+      // is masked and held here too: bound as a folder, its owner's removal would detach the bind.
+      const type = kind === 'dir' && isPlaceholder(path) ? 'missing' : kind;
+      add(plan, { path, type, nested: true });
+    }
   }
   await addReadOnlyPaths(policy, roots, writableRoots);
   const readableRoots = await planReadableRoots(policy);

@@ -32,6 +32,22 @@ function removeLeftoversAtExit(): void {
   }
 }
 
+/**
+ * How many times each path's placeholder was taken up or given back (first hold, last release,
+ * removal done). A planner that inspects the disk across an await compares it before and after:
+ * unchanged, what it saw was not a placeholder coming or going.
+ */
+const generations = new Map<string, number>();
+
+function bump(path: string): void {
+  generations.set(path, (generations.get(path) ?? 0) + 1);
+}
+
+/** See `generations`. */
+export function placeholderGeneration(path: string): number {
+  return generations.get(path) ?? 0;
+}
+
 /** True when `path` is a placeholder some sandbox of this process uses or is removing. */
 export function isPlaceholder(path: string): boolean {
   return holders.has(path) || removing.has(path);
@@ -48,7 +64,11 @@ export function holdPlaceholders(paths: readonly string[]): () => Promise<void> 
     exitHookInstalled = true;
     process.once('exit', removeLeftoversAtExit);
   }
-  for (const path of paths) holders.set(path, (holders.get(path) ?? 0) + 1);
+  for (const path of paths) {
+    const count = holders.get(path) ?? 0;
+    if (count === 0) bump(path);
+    holders.set(path, count + 1);
+  }
   let released: Promise<void> | undefined;
   return () => {
     // Every path is counted down (and queued for removal) at once, before the first await, so
@@ -61,6 +81,7 @@ export function holdPlaceholders(paths: readonly string[]): () => Promise<void> 
           return;
         }
         holders.delete(path);
+        bump(path);
         // Fails, harmlessly, when something was put there meanwhile (not empty) or it is gone.
         const removal = rmdir(path).then(
           () => undefined,
@@ -68,7 +89,10 @@ export function holdPlaceholders(paths: readonly string[]): () => Promise<void> 
         );
         removing.set(path, removal);
         await removal;
-        if (removing.get(path) === removal) removing.delete(path);
+        if (removing.get(path) === removal) {
+          removing.delete(path);
+          bump(path);
+        }
       }),
     ).then(() => undefined);
     return released;

@@ -352,20 +352,26 @@ describe('no litter', () => {
     await waitFor(() => readdirSync(ws.path).length === 0, { what: 'the placeholders to be removed' });
   });
   test('sandboxes starting while another one ends never find a placeholder half-removed', async () => {
-    // Overlapping short sandboxes in one workspace: each start may land while the last user of
-    // the placeholders is removing them. It must still mask the names (never bind a folder that
-    // is about to vanish: bubblewrap would fail to mount it) and start.
+    // Overlapping short sandboxes in one workspace (under /tmp, itself a writable root): each
+    // start may land while another sandbox's placeholder is being made or removed. It must still
+    // mask the names and hold them (a folder bound as a user's, and detached by the owner's
+    // removal, let a command create .codex/x on the host) and start (never bind a folder about
+    // to vanish: bubblewrap fails to mount it).
     using ws = tempDir();
     const failures: string[] = [];
     const worker = async (): Promise<void> => {
       for (let round = 0; round < 15; round++) {
-        const result = await runSandboxed('mkdir .codex/x 2>/dev/null || echo masked', { cwd: ws.path });
+        const result = await runSandboxed('mkdir .codex/x 2>/dev/null && echo CREATED || echo masked', {
+          cwd: ws.path,
+        });
         if (result.exitCode !== 0 || result.stdout !== 'masked\n')
           failures.push(`${result.exitCode}: ${result.stdout}${result.stderr}`);
       }
     };
     await Promise.all([worker(), worker(), worker(), worker()]);
     expect(failures).toEqual([]);
+    // Checked from the host: nothing was created through a placeholder another sandbox held.
+    expect(existsSync(join(ws.path, '.codex', 'x'))).toBe(false);
     await waitFor(() => readdirSync(ws.path).length === 0, { what: 'the placeholders to be removed' });
   });
 });
