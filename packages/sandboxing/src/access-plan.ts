@@ -2,6 +2,7 @@ import { lstat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { expandDenyGlobs } from './deny-globs.ts';
 import { existingPath, isSpecialFile } from './internal/safe-fs.ts';
+import { isPlaceholder } from './placeholders.ts';
 import { DENY_GLOB_MAX_DEPTH, type PolicyPath, type SandboxPolicy } from './policy.ts';
 
 /** One unreadable path as it exists now. */
@@ -45,6 +46,9 @@ export async function planPolicyPath(
   writableRoots: readonly string[],
 ): Promise<DeniedPathPlan | undefined> {
   const found = await existingPath(item.path);
+  // Another sandbox's placeholder for this same missing path is masked and held here too, never
+  // covered as an existing folder: its owner's removal would detach that mount.
+  if (found !== undefined && isPlaceholder(found.path)) return { path: found.path, kind: 'missing' };
   if (found !== undefined) return { path: found.path, kind: found.kind };
   if (await isSpecialFile(item.path)) return { path: resolve(item.path), kind: 'file' };
   if (item.skipMissing) return undefined;

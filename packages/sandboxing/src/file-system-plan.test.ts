@@ -11,6 +11,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
+import { planPolicyPath } from './access-plan.ts';
 import { planFileSystem } from './file-system-plan.ts';
 import { holdPlaceholders } from './placeholders.ts';
 import { resolveSandboxPolicy } from './policy.ts';
@@ -91,6 +92,25 @@ test("a workspace inside another writable root keeps its own placeholders, and o
   } finally {
     await release();
   }
+});
+
+test("a denied path's placeholder made by another sandbox stays a placeholder (masked and held)", async () => {
+  const ws = join(base, 'ws');
+  mkdirSync(join(ws, 'secrets'), { recursive: true });
+  const release = holdPlaceholders([join(ws, 'secrets')]);
+  try {
+    expect(await planPolicyPath({ path: join(ws, 'secrets'), skipMissing: false }, [ws])).toEqual({
+      path: join(ws, 'secrets'),
+      kind: 'missing',
+    });
+  } finally {
+    await release();
+  }
+  mkdirSync(join(ws, 'secrets'), { recursive: true }); // a user's folder now: covered as one
+  expect(await planPolicyPath({ path: join(ws, 'secrets'), skipMissing: false }, [ws])).toEqual({
+    path: join(ws, 'secrets'),
+    kind: 'dir',
+  });
 });
 
 test('a gitdir pointer protects the file, the gitdir and its commondir', async () => {
