@@ -91,9 +91,9 @@ export async function startServer(name, command, args, { home = false } = {}) {
  * `--max-semi-space-size=4`) goes on its Node command line, to measure a tuning.
  */
 export function startExecdServer(extraArgs = []) {
-  const nodeOptions = process.env.EXECD_NODE_OPTIONS ? [process.env.EXECD_NODE_OPTIONS] : [];
+  const nodeFlags = (process.env.EXECD_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
   return startServer('execd', process.execPath, [
-    ...nodeOptions.flatMap((options) => options.split(/\s+/).filter(Boolean)),
+    ...nodeFlags,
     EXECD_CLI,
     '--listen',
     'ws://127.0.0.1:0',

@@ -12,6 +12,7 @@ import type { ConnectionProcessor, ConnectionTransport } from './connection-proc
 import { encodeOutbound } from './encode-outbound.ts';
 import { NotificationGate } from './notification-gate.ts';
 import { MAX_OUTPUT_BATCH_BYTES, OutboundBatch } from './outbound-batch.ts';
+import { OutboundTurn } from './outbound-turn.ts';
 
 /**
  * Interval between server pings: the original's `WEBSOCKET_KEEPALIVE_INTERVAL`. Keeps idle
@@ -25,17 +26,6 @@ export const WEBSOCKET_KEEPALIVE_INTERVAL_MS = 30_000;
  * sent while the peer had not yet read everything before them do not count (they wait behind it).
  */
 export const KEEPALIVE_MISSES_BEFORE_TERMINATE = 3;
-
-/**
- * How long output frames are collected while a connection streams (output went out less than
- * {@link STREAMING_GAP_MS} before): one socket write, and on msgpack one `process/outputBatch`
- * per process, per window instead of one per chunk read. Output after a quiet spell, a reply,
- * and anything that is not output still leave at the end of the current turn.
- */
-export const STREAMING_LINGER_MS = 2;
-
-/** Output sent this recently means the connection is streaming (see {@link STREAMING_LINGER_MS}). */
-const STREAMING_GAP_MS = 4;
 
 /** WebSocket close code for a connection ended by a protocol violation (RFC 6455 §7.4.1). */
 const CLOSE_PROTOCOL_ERROR = 1002;
@@ -67,7 +57,6 @@ export interface WebSocketTransportOptions {
 export class WebSocketTransport implements ConnectionTransport {
   readonly label: string;
   readonly #socket: WebSocket;
-  readonly #raw: Writable | undefined;
   readonly #held = new OutboundBatch();
   readonly #codecs: Readonly<Record<CodecName, Codec>>;
   readonly #gate: NotificationGate;
@@ -82,21 +71,13 @@ export class WebSocketTransport implements ConnectionTransport {
   #processor: ConnectionProcessor | undefined;
   /** The client asked for `process/outputBatch` (msgpack only; see `enableOutputBatches`). */
   #batchOutput = false;
-  /** A turn's frames are being collected (the raw socket is corked); released by `#endTurn`. */
-  #inTurn = false;
-  /** The end of the turn is due at the next check phase (`setImmediate`). */
-  #endsSoon = false;
-  /** The end of a lingering turn (see `STREAMING_LINGER_MS`). */
-  #lingerTimer: NodeJS.Timeout | undefined;
-  /** When output last left (a turn with output ended); -Infinity before any. */
-  #lastOutputMs = Number.NEGATIVE_INFINITY;
-  /** The current turn carries output. */
-  #turnHasOutput = false;
+  /** Frames of one turn leave in one write; held output is written when it ends. */
+  readonly #turn: OutboundTurn;
 
   constructor(options: WebSocketTransportOptions) {
     this.label = options.label;
     this.#socket = options.socket;
-    this.#raw = options.rawSocket;
+    this.#turn = new OutboundTurn(options.rawSocket, () => this.#releaseHeld());
     this.#codecs = options.codecs;
     this.#logger = options.logger ?? NOOP_LOGGER;
     this.#gate = new NotificationGate({
@@ -127,7 +108,7 @@ export class WebSocketTransport implements ConnectionTransport {
     socket.on('close', (code, reason) => {
       if (this.#keepalive) clearInterval(this.#keepalive);
       clearTimeout(this.#probe);
-      clearTimeout(this.#lingerTimer);
+      this.#turn.cancel();
       processor.disconnected(`websocket closed (${code}${reason.length > 0 ? ` ${reason.toString()}` : ''})`);
     });
   }
@@ -144,7 +125,7 @@ export class WebSocketTransport implements ConnectionTransport {
   sendResponse(message: RpcMessage, codec: CodecName): void {
     if (this.#socket.readyState !== this.#socket.OPEN) return;
     this.#releaseHeld();
-    this.#beginTurn();
+    this.#turn.begin();
     const frame = this.#encode(message, codec);
     if (frame === undefined) return;
     this.#gate.observe(this.#socket.bufferedAmount, frame.length);
@@ -155,13 +136,13 @@ export class WebSocketTransport implements ConnectionTransport {
     if (this.#socket.readyState !== this.#socket.OPEN) return;
     const output = isOutput(message);
     if (this.#batchOutput && this.#held.hold(message)) {
-      this.#beginTurn(true);
+      this.#turn.begin(true);
       if (this.#held.bytes >= MAX_OUTPUT_BATCH_BYTES) this.#releaseHeld();
       return;
     }
     // Nothing overtakes held output: an exit or close follows its process's last chunk.
     this.#releaseHeld();
-    this.#beginTurn(output);
+    this.#turn.begin(output);
     this.#sendNotificationNow(message);
   }
 
@@ -282,39 +263,6 @@ export class WebSocketTransport implements ConnectionTransport {
     }
     this.#processor?.receive(message, codec, bytes.byteLength);
   }
-
-  /**
-   * Starts collecting this turn's frames, if not already: corks the raw socket, and ends the turn
-   * (held output written, socket uncorked) once this turn's I/O callbacks and microtasks have run.
-   */
-  #beginTurn(output = false): void {
-    if (!this.#inTurn) {
-      this.#inTurn = true;
-      this.#raw?.cork();
-    }
-    if (output) this.#turnHasOutput = true;
-    if (this.#endsSoon) return;
-    // Output while streaming lingers; anything else (a reply, an exit, output after a quiet
-    // spell) ends the turn, a lingering one included, at the next check phase.
-    if (output && performance.now() - this.#lastOutputMs < STREAMING_GAP_MS) {
-      this.#lingerTimer ??= setTimeout(this.#endTurn, STREAMING_LINGER_MS);
-      return;
-    }
-    this.#endsSoon = true;
-    setImmediate(this.#endTurn);
-  }
-
-  readonly #endTurn = (): void => {
-    clearTimeout(this.#lingerTimer);
-    this.#lingerTimer = undefined;
-    this.#endsSoon = false;
-    if (!this.#inTurn) return;
-    this.#releaseHeld();
-    this.#inTurn = false;
-    if (this.#turnHasOutput) this.#lastOutputMs = performance.now();
-    this.#turnHasOutput = false;
-    this.#raw?.uncork();
-  };
 
   /** Sends the held output (batched per process), before any other frame. */
   #releaseHeld(): void {
