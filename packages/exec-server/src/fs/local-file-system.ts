@@ -128,10 +128,13 @@ export class LocalFileSystem implements ExecFileSystem {
     const target = checkNativePath(path);
     await this.guard(options).read(target);
     if (options?.followSymlinks === false) return this.#metadataNoFollow(target);
-    const stats = await fsCall(() => stat(target));
-    const link = await lstat(target).catch(() => undefined);
+    // One system call unless the path is a symlink: for anything else `lstat` is `stat`. Both
+    // resolve the parents alike, so a missing or unreadable parent fails the same way.
+    const entry = await fsCall(() => lstat(target));
+    const isSymlink = entry.isSymbolicLink();
+    const stats = isSymlink ? await fsCall(() => stat(target)) : entry;
     // The original reports no birth time on this path (`createdAtMs: 0`), only without following.
-    return metadataOf(stats, link?.isSymbolicLink() === true, 0);
+    return metadataOf(stats, isSymlink, 0);
   }
 
   /** No component may be a symlink: a parent one is `Not a directory`, the last one is refused. */

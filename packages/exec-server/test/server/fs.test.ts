@@ -155,6 +155,16 @@ describe('paths and errors', () => {
       code: -32603,
       message: 'Not a directory (os error 20)',
     });
+    // A plain file or folder answers from one lstat; a dangling link fails as following it does.
+    expect(await client.call('fs/getMetadata', { path: uri(dir) })).toMatchObject({
+      isDirectory: true,
+      isSymlink: false,
+    });
+    symlinkSync(join(dir, 'nowhere'), join(dir, 'dangling'));
+    expect(await failure(client, 'fs/getMetadata', { path: uri(join(dir, 'dangling')) })).toEqual({
+      code: -32004,
+      message: 'No such file or directory (os error 2)',
+    });
   });
 });
 
