@@ -22,9 +22,16 @@ export async function readSmallRegularFile(path: string, maxBytes: number): Prom
     handle = await open(path, SAFE_OPEN_FLAGS);
     const info = await handle.stat();
     if (!info.isFile() || info.size >= maxBytes) return undefined;
-    const buffer = Buffer.alloc(maxBytes);
-    const { bytesRead } = await handle.read(buffer, 0, maxBytes, 0);
-    return bytesRead >= maxBytes ? undefined : buffer.toString('utf8', 0, bytesRead);
+    // Sized by the file (plus room to notice it grew), not by the limit: a 20-byte pointer file
+    // must not cost a zero-filled megabyte.
+    let size = Math.min(maxBytes, info.size + 4096);
+    for (;;) {
+      const buffer = Buffer.allocUnsafe(size);
+      const { bytesRead } = await handle.read(buffer, 0, size, 0);
+      if (bytesRead < size) return buffer.toString('utf8', 0, bytesRead);
+      if (size >= maxBytes) return undefined;
+      size = maxBytes;
+    }
   } catch {
     return undefined;
   } finally {
