@@ -1,5 +1,4 @@
 import { closeSync, constants, openSync } from 'node:fs';
-import { ReadStream } from 'node:tty';
 import { ExecError, NOOP_LOGGER } from '@execd/protocol';
 import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_PTY_COLS, DEFAULT_PTY_ROWS } from './constants.ts';
 import { resolveSpawn } from './executables/resolve-program.ts';
@@ -7,6 +6,7 @@ import { toPtyExitStatus } from './exit-status.ts';
 import { ptyCommand } from './internal/arg0-wrapper.ts';
 import { joinCgroupsCommand } from './internal/cgroup-join.ts';
 import { ChildHandle } from './internal/child-handle.ts';
+import { openMasterReader } from './internal/master-reader.ts';
 import { loadNativePty } from './internal/native-pty.ts';
 import { drainMaster, PtyStdin } from './internal/pty-master.ts';
 import type { ExitStatus, PtySpawnOptions, SpawnedProcess } from './types.ts';
@@ -87,7 +87,7 @@ export async function spawnPty(options: PtySpawnOptions): Promise<SpawnedProcess
   const slaveHold = holdSlave(forked.pty);
   if (slaveHold !== undefined) void exit.then(() => closeSync(slaveHold));
   // Half-open: at EOF the socket must not close the fd before `drainMaster` has read the rest.
-  const master = new ReadStream(forked.fd, { allowHalfOpen: true });
+  const master = openMasterReader(forked.fd);
   logger.debug('spawned in a pty', {
     pid: forked.pid,
     file: resolved.file,
