@@ -33,19 +33,39 @@ function removeLeftoversAtExit(): void {
 }
 
 /**
- * How many times each path's placeholder was taken up or given back (first hold, last release,
- * removal done). A planner that inspects the disk across an await compares it before and after:
- * unchanged, what it saw was not a placeholder coming or going.
+ * When each path's placeholder was last taken up or given back (first hold, last release,
+ * removal done), on one clock for all paths. A planner that inspects the disk across an await
+ * compares `placeholderGeneration` before and after: unchanged, what it saw was not a placeholder
+ * coming or going. Entries of idle paths are dropped once there are many (a long-lived server
+ * masks names in every workspace it ever ran in); a drop moves every path's generation on, so a
+ * comparison spanning it reads as a change and the planner looks again.
  */
 const generations = new Map<string, number>();
+let clock = 0;
+let prunedAt = 0;
+
+/** Generations kept before the idle ones are dropped. */
+const MAX_GENERATIONS = 4096;
 
 function bump(path: string): void {
-  generations.set(path, (generations.get(path) ?? 0) + 1);
+  clock += 1;
+  generations.set(path, clock);
+  if (generations.size <= MAX_GENERATIONS) return;
+  for (const known of generations.keys()) {
+    if (known !== path && !isPlaceholder(known)) generations.delete(known);
+  }
+  clock += 1;
+  prunedAt = clock;
 }
 
 /** See `generations`. */
 export function placeholderGeneration(path: string): number {
-  return generations.get(path) ?? 0;
+  return Math.max(generations.get(path) ?? 0, prunedAt);
+}
+
+/** How many generations are kept (tests). */
+export function placeholderGenerationCount(): number {
+  return generations.size;
 }
 
 /** True when `path` is a placeholder some sandbox of this process uses or is removing. */
