@@ -1,8 +1,14 @@
 import { lstat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { ExecError } from '@execd/protocol';
 import { expandDenyGlobs } from './deny-globs.ts';
 import { existingPath, isSpecialFile } from './internal/safe-fs.ts';
-import { isPlaceholder } from './placeholders.ts';
+import {
+  isPlaceholder,
+  MAX_PLACEHOLDER_LOOKS,
+  placeholderClock,
+  placeholderGeneration,
+} from './placeholders.ts';
 import { DENY_GLOB_MAX_DEPTH, type PolicyPath, type SandboxPolicy } from './policy.ts';
 
 /** One unreadable path as it exists now. */
@@ -42,6 +48,23 @@ async function firstMissing(path: string): Promise<string | undefined> {
  * from being created); undefined when there is nothing to do.
  */
 export async function planPolicyPath(
+  item: PolicyPath,
+  writableRoots: readonly string[],
+): Promise<DeniedPathPlan | undefined> {
+  // A look during which another sandbox's placeholder of the planned path came or went is
+  // repeated: a placeholder removed right after it was seen would be covered as an existing
+  // folder (bubblewrap then fails, or makes the folder again and leaves it behind).
+  for (let look = 1; ; look++) {
+    const since = placeholderClock();
+    const plan = await lookAtPolicyPath(item, writableRoots);
+    if (plan === undefined || placeholderGeneration(plan.path) <= since) return plan;
+    if (look >= MAX_PLACEHOLDER_LOOKS) {
+      throw new ExecError('spawnFailed', `the sandbox placeholder ${plan.path} kept changing; try again`);
+    }
+  }
+}
+
+async function lookAtPolicyPath(
   item: PolicyPath,
   writableRoots: readonly string[],
 ): Promise<DeniedPathPlan | undefined> {

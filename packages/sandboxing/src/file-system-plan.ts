@@ -11,7 +11,7 @@ import {
 } from './git-metadata.ts';
 import { hostSecretsToMask, type MaskedPath } from './host-secrets.ts';
 import { canonicalDir, existingPath, isSpecialFile, pathEntryExists } from './internal/safe-fs.ts';
-import { isPlaceholder, placeholderGeneration } from './placeholders.ts';
+import { isPlaceholder, MAX_PLACEHOLDER_LOOKS, placeholderGeneration } from './placeholders.ts';
 import type { SandboxPolicy } from './policy.ts';
 import { DEFAULT_ROOT_PINS, type SandboxRootPins } from './root-pins.ts';
 
@@ -115,9 +115,6 @@ async function ownProtectedNames(root: string, workspace: boolean): Promise<Prot
   }
   return result;
 }
-
-/** Looks again at most this often while other sandboxes take up or give back the placeholder. */
-const MAX_PLACEHOLDER_LOOKS = 16;
 
 /**
  * A maskable name as it is once no placeholder of it came or went while the disk was looked at.

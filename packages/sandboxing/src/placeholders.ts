@@ -63,6 +63,17 @@ export function placeholderGeneration(path: string): number {
   return Math.max(generations.get(path) ?? 0, prunedAt);
 }
 
+/**
+ * The clock now: a path whose {@link placeholderGeneration} is later than this had its placeholder
+ * taken up or given back since (or its record dropped), whichever path a look turns out to need.
+ */
+export function placeholderClock(): number {
+  return clock;
+}
+
+/** Looks again at most this often while other sandboxes take up or give back a placeholder. */
+export const MAX_PLACEHOLDER_LOOKS = 16;
+
 /** How many generations are kept (tests). */
 export function placeholderGenerationCount(): number {
   return generations.size;
