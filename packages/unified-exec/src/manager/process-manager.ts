@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Emitter, type Logger, NOOP_LOGGER } from '@execd/protocol';
 import { EARLY_EXIT_GRACE_PERIOD_MS, INTERRUPT_INPUT, TTY_WRITE_SETTLE_MS } from '../constants.ts';
-import type { Environment } from '../environment/environment.ts';
 import { UnifiedExecError } from '../errors.ts';
 import type { ExecPolicyManager } from '../exec-policy/exec-policy-manager.ts';
 import { abortReason } from '../internal/abortable.ts';
@@ -17,7 +16,7 @@ import type { ApprovalPolicy } from '../tools/exec-command-policy.ts';
 import { clampExecYieldTime, clampWriteStdinYieldTime } from '../tools/yield-time.ts';
 import type { UnifiedExecEvent } from './events.ts';
 import { OutputStreaming } from './output-streaming.ts';
-import { type ProcessEntry, ProcessStore } from './process-store.ts';
+import { type ProcessStatus, ProcessTable } from './process-table.ts';
 import type { ExecCommandRequest, ProcessListing, WriteStdinRequest } from './requests.ts';
 import { buildToolOutput, type ExecCommandToolOutput, presentToolOutput } from './tool-output.ts';
 
@@ -62,11 +61,6 @@ export interface UnifiedExecProcessManagerOptions {
   readonly logger?: Logger | undefined;
 }
 
-type ProcessStatus =
-  | { readonly kind: 'alive' }
-  | { readonly kind: 'exited'; readonly exitCode: number | undefined }
-  | { readonly kind: 'unknown' };
-
 /**
  * Owns the processes behind `exec_command` / `write_stdin` (the original's
  * `UnifiedExecProcessManager`, spec §4.3-§4.5): reserves ids, runs launches through the
@@ -75,7 +69,7 @@ type ProcessStatus =
  * as `UnifiedExecError`s (the handlers turn them into text for the model).
  */
 export class UnifiedExecProcessManager implements AsyncDisposable {
-  readonly #store: ProcessStore;
+  readonly #table: ProcessTable;
   readonly #orchestrator: ToolOrchestrator;
   readonly #approver: Approver | undefined;
   readonly #events: Emitter<UnifiedExecEvent>;
@@ -90,12 +84,11 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
   readonly #earlyExitGraceMs: number;
   readonly #returnOnInputWait: boolean;
   readonly #presentation: OutputPresentation | undefined;
-  readonly #background = new Set<Promise<unknown>>();
   #closing: Promise<void> | undefined;
 
   constructor(options: UnifiedExecProcessManagerOptions = {}) {
     this.#logger = options.logger ?? NOOP_LOGGER;
-    this.#store = new ProcessStore({ processIds: options.processIds });
+    this.#table = new ProcessTable({ processIds: options.processIds, logger: this.#logger });
     this.#approver = options.approver;
     this.#orchestrator = new ToolOrchestrator({
       approvalPolicy: options.approvalPolicy,
@@ -138,7 +131,7 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
 
   /** Stored processes (live, or exited and not yet reported). */
   get size(): number {
-    return this.#store.size;
+    return this.#table.size;
   }
 
   /** Subscribes to begin / output / interaction / end events. */
@@ -148,13 +141,12 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
 
   /** Reserves a fresh process id for an exec_command about to start. */
   allocateProcessId(): number {
-    return this.#store.allocate();
+    return this.#table.allocate();
   }
 
   /** Releases an id reserved for a command that will not start (and forgets its process). */
   releaseProcessId(processId: number): void {
-    const entry = this.#store.remove(processId);
-    if (entry !== undefined) this.#track(entry.process.close());
+    this.#table.release(processId);
   }
 
   /** Runs one exec_command (spec §4.3). The id must come from {@link allocateProcessId}. */
@@ -200,7 +192,7 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
     // The first call holds the interaction lock, so the exit watcher reports after this result.
     const release = await process.interactionLock.lock();
     try {
-      if (startedAlive) this.#storeProcess(process, request, environment, streaming);
+      if (startedAlive) this.#table.store(process, request, environment, streaming);
       const collected = await collectOutputUntilDeadline(process, {
         deadline: start + clampExecYieldTime(request.yieldTimeMs),
         // Any report since the start: an interactive program returns at its first prompt.
@@ -213,13 +205,13 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
       if (failure !== undefined) {
         if (!startedAlive) streaming.emitEnd(undefined, failure);
         this.releaseProcessId(processId);
-        this.#track(process.close());
+        this.#table.track(process.close());
         throw UnifiedExecError.processFailed(failure);
       }
       let responseProcessId: number | undefined;
       let exitCode: number | undefined;
       if (startedAlive) {
-        const status = this.#refresh(processId);
+        const status = this.#table.refresh(processId);
         if (status.kind === 'unknown') throw UnifiedExecError.unknownProcessId(processId);
         if (status.kind === 'alive') responseProcessId = processId;
         else exitCode = status.exitCode;
@@ -227,7 +219,7 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
         exitCode = process.exitCode;
         streaming.emitEnd(exitCode, undefined);
         this.releaseProcessId(processId);
-        this.#track(process.close());
+        this.#table.track(process.close());
       }
       if (responseProcessId === undefined) {
         const denial = process.sandboxDenial(text);
@@ -248,54 +240,17 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
     }
   }
 
-  #storeProcess(
-    process: UnifiedExecProcess,
-    request: ExecCommandRequest,
-    environment: Environment,
-    streaming: OutputStreaming,
-  ): void {
-    const entry: ProcessEntry = {
-      process,
-      callId: request.callId,
-      processId: request.processId,
-      command: request.command,
-      hookCommand: request.hookCommand,
-      cwd: request.cwd,
-      environmentId: environment.id,
-      tty: request.tty,
-      lastUsed: this.#store.touch(),
-    };
-    const pruned = this.#store.insert(entry);
-    if (pruned !== undefined) {
-      this.#logger.debug('unified-exec: pruned a process', { processId: pruned.processId });
-      pruned.process.terminate();
-      this.#track(pruned.process.close());
-    }
-    // The exit watcher: reports the end once the process exited and its output drained.
-    this.#track(
-      (async () => {
-        await streaming.finishAfterExit(process);
-        const release = await process.interactionLock.lock();
-        try {
-          streaming.emitEnd(process.exitCode, process.failureMessage);
-        } finally {
-          release();
-        }
-      })(),
-    );
-  }
-
   /** Runs one write_stdin (spec §4.4); an empty `input` polls. */
   async writeStdin(request: WriteStdinRequest): Promise<ExecCommandToolOutput> {
     const { processId } = request;
-    const entry = this.#store.get(processId);
+    const entry = this.#table.get(processId);
     if (entry === undefined) throw UnifiedExecError.unknownProcessId(processId);
     const { process } = entry;
     this.#logger.trace('unified-exec: write_stdin', { processId, bytes: request.input.length });
     const release = await process.interactionLock.lock();
     try {
       this.#logger.trace('unified-exec: write_stdin holds the interaction lock', { processId });
-      entry.lastUsed = this.#store.touch();
+      entry.lastUsed = this.#table.touch();
       let statusAfterWrite: ProcessStatus | undefined;
       // Only a wait reported after this call's write counts (an idle prompt does not end a poll).
       let inputWaitReports = process.inputWaitReports;
@@ -312,7 +267,7 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
             // ends on the program's own next read: it has reacted by then).
             if (!(this.#returnOnInputWait && process.reportsInputWait)) await sleep(TTY_WRITE_SETTLE_MS);
           } catch (error) {
-            const status = this.#refresh(processId);
+            const status = this.#table.refresh(processId);
             if (status.kind === 'exited') statusAfterWrite = status;
             else if (UnifiedExecError.isUnifiedExecError(error) && error.kind === 'processFailed') {
               process.terminate();
@@ -338,7 +293,7 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
         this.releaseProcessId(processId);
         throw UnifiedExecError.processFailed(failure);
       }
-      const status = statusAfterWrite ?? this.#refresh(processId);
+      const status = statusAfterWrite ?? this.#table.refresh(processId);
       let responseProcessId: number | undefined;
       let exitCode: number | undefined;
       if (status.kind === 'alive') responseProcessId = processId;
@@ -366,50 +321,26 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
     }
   }
 
-  /** Alive → stays; exited → removed (id released, handles closed); missing → unknown. */
-  #refresh(processId: number): ProcessStatus {
-    const entry = this.#store.get(processId);
-    if (entry === undefined) return { kind: 'unknown' };
-    if (!entry.process.hasExited) return { kind: 'alive' };
-    this.#store.remove(processId);
-    this.#track(entry.process.close());
-    return { kind: 'exited', exitCode: entry.process.exitCode };
-  }
-
   /** The stored processes, sorted by id. */
   listProcesses(): ProcessListing[] {
-    return this.#store.entries().map((entry) => ({
-      itemId: entry.callId,
-      processId: entry.processId,
-      command: entry.hookCommand,
-      cwd: entry.cwd,
-      environmentId: entry.environmentId,
-      tty: entry.tty,
-      running: !entry.process.hasExited,
-    }));
+    return this.#table.list();
   }
 
   /** Kills one stored process and waits for it; false when no such process is stored. */
-  async terminateProcess(processId: number): Promise<boolean> {
-    const entry = this.#store.get(processId);
-    if (entry === undefined) return false;
-    if (!(await entry.process.terminateConfirmed())) return false;
-    if (this.#store.get(processId) === entry) this.#store.remove(processId);
-    await entry.process.close();
-    return true;
+  terminateProcess(processId: number): Promise<boolean> {
+    return this.#table.terminate(processId);
   }
 
   /** Kills every stored process (and forgets every reservation), waiting until each is reaped. */
-  async terminateAll(): Promise<void> {
-    const entries = this.#store.drain();
-    await Promise.allSettled(entries.map((entry) => entry.process.close()));
+  terminateAll(): Promise<void> {
+    return this.#table.terminateAll();
   }
 
   /** Terminates everything and waits for background work (exit watchers). Idempotent. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await this.terminateAll();
-      while (this.#background.size > 0) await Promise.allSettled([...this.#background]);
+      await this.#table.settle();
       this.#events.clear();
     })();
     return this.#closing;
@@ -417,13 +348,5 @@ export class UnifiedExecProcessManager implements AsyncDisposable {
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
-  }
-
-  #track(task: Promise<unknown>): void {
-    const tracked = task.catch((error: unknown) => {
-      this.#logger.debug('unified-exec: background task failed', { error });
-    });
-    this.#background.add(tracked);
-    void tracked.finally(() => this.#background.delete(tracked));
   }
 }
