@@ -46,3 +46,31 @@ export class OutputFlow {
     for (const wake of waiters) wake();
   }
 }
+
+/**
+ * Called once a child exited: lets output written just before the exit take its seq first (see
+ * EXIT_OUTPUT_GRACE_MS), waiting until `outputDone` settles or `graceMs` passes. While the flow
+ * is paused the output before the exit is still in the pipe: the grace starts over once it flows
+ * again, so a paused process's exit still follows its output.
+ */
+export async function awaitOutputBeforeExit(
+  flow: OutputFlow,
+  outputDone: Promise<void>,
+  graceMs: number,
+): Promise<void> {
+  let outputEnded = false;
+  void outputDone.then(() => {
+    outputEnded = true;
+  });
+  do {
+    await flow.whenFlowing();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      outputDone,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  } while (flow.paused && !outputEnded);
+}

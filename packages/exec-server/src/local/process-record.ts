@@ -8,21 +8,17 @@ import {
   type SandboxType,
   type WriteStatus,
 } from '@execd/protocol';
-import {
-  EventLog,
-  type EventLogLimits,
-  type NetworkDenial,
-  type SequencedEvent,
-} from '@execd/protocol/contract';
+import type { EventLog, EventLogLimits, NetworkDenial, SequencedEvent } from '@execd/protocol/contract';
 import { InputWaitWatcher, type SpawnedProcess } from '@execd/pty-utils';
 import type { SpawnedLimits } from '@execd/sandboxing';
 import type { ProcessNotification } from '../types.ts';
-import type { OutputFlow } from './output-flow.ts';
+import { awaitOutputBeforeExit, type OutputFlow } from './output-flow.ts';
+import { ProcessEvents } from './process-events.ts';
 import type { ProcessNetwork } from './process-network.ts';
-import { RetainedOutput, type RetentionLimits } from './retained-output.ts';
-import { sandboxedOutput } from './sandboxed-output.ts';
+import type { RetentionLimits } from './retained-output.ts';
+import { exitSandboxDenied } from './sandbox-denial.ts';
 import type { LocalSpawnResult, SandboxDenialCheck } from './spawner.ts';
-import { WriteIdSet } from './write-ids.ts';
+import { IdempotentWrites } from './write-ids.ts';
 
 /** Everything a ProcessRecord needs from its table. */
 export interface ProcessRecordInit {
@@ -67,21 +63,17 @@ export class ProcessRecord {
   /** Replay history for in-process `events()`; outlives the table entry. */
   readonly history: EventLog;
   readonly #init: ProcessRecordInit;
-  readonly #output: RetainedOutput;
-  readonly #writeIds: WriteIdSet;
-  readonly #pendingWrites = new Map<string, Promise<void>>();
+  readonly #events: ProcessEvents;
+  readonly #writes: IdempotentWrites;
   #spawned: SpawnedProcess | undefined;
   #network: ProcessNetwork | undefined;
   #sandboxType: SandboxType = 'none';
-  #nextSeq = 1;
   #exitCode: number | undefined;
   #sandboxDenied = false;
   #streamsOpen = true;
   #closed = false;
   #terminationRequested = false;
   #done: Promise<void> = Promise.resolve();
-  #exitEvent: SequencedEvent | undefined;
-  #closedEvent: SequencedEvent | undefined;
   /** Tty children on Linux: tells when the terminal waits for input (undefined otherwise). */
   #inputWait: InputWaitWatcher | undefined;
   /** Listeners of in-process handles (`LocalExecProcess.onWaitingForInput`). */
@@ -91,9 +83,9 @@ export class ProcessRecord {
     this.#init = init;
     this.processId = init.processId;
     this.tty = init.tty;
-    this.#output = new RetainedOutput(init.retention);
-    this.history = new EventLog(init.history);
-    this.#writeIds = new WriteIdSet(init.writeIdCapacity);
+    this.#events = new ProcessEvents(init.retention, init.history);
+    this.history = this.#events.history;
+    this.#writes = new IdempotentWrites(init.writeIdCapacity);
   }
 
   get state(): ProcessState {
@@ -142,11 +134,12 @@ export class ProcessRecord {
 
   /** One `process/read` page (spec §2.4): `maxBytes` undefined = unlimited. */
   read(afterSeq: number, maxBytes: number | undefined): ReadResponse {
-    const page = this.#output.page(afterSeq, maxBytes ?? Number.POSITIVE_INFINITY);
+    const nextSeq = this.#events.nextSeq;
+    const page = this.#events.output.page(afterSeq, maxBytes ?? Number.POSITIVE_INFINITY);
     const last = page.chunks.at(-1);
     const response: ReadResponse = {
       chunks: page.chunks,
-      nextSeq: maxBytes !== undefined && last !== undefined ? last.seq + 1 : this.#nextSeq,
+      nextSeq: maxBytes !== undefined && last !== undefined ? last.seq + 1 : nextSeq,
       exited: this.#exitCode !== undefined,
       exitCode: this.#exitCode ?? null,
       closed: this.#closed,
@@ -155,7 +148,7 @@ export class ProcessRecord {
     };
     if (page.firstRetainedSeq !== undefined) response.firstRetainedSeq = page.firstRetainedSeq;
     // Only a page that reaches the last event can say what follows it.
-    if (this.#inputWait?.waiting === true && response.nextSeq === this.#nextSeq) {
+    if (this.#inputWait?.waiting === true && response.nextSeq === nextSeq) {
       response.waitingForInput = true;
     }
     return response;
@@ -167,17 +160,7 @@ export class ProcessRecord {
    * `firstRetainedSeq` is set when events after `afterSeq` were evicted from both.
    */
   eventsAfter(afterSeq: number): { events: SequencedEvent[]; firstRetainedSeq: number | undefined } {
-    if (!this.history.hasGapAfter(afterSeq))
-      return { events: this.history.after(afterSeq), firstRetainedSeq: undefined };
-    const events: SequencedEvent[] = this.#output
-      .after(afterSeq)
-      .map((chunk) => ({ type: 'output', seq: chunk.seq, stream: chunk.stream, chunk: chunk.chunk }));
-    for (const event of [this.#exitEvent, this.#closedEvent]) {
-      if (event !== undefined && event.seq > afterSeq) events.push(event);
-    }
-    events.sort((a, b) => a.seq - b.seq);
-    const gap = afterSeq < this.#output.lastEvictedSeq;
-    return { events, firstRetainedSeq: gap ? (this.#output.firstSeq ?? this.#nextSeq) : undefined };
+    return this.#events.eventsAfter(afterSeq);
   }
 
   /** `process/write` for this entry (the empty-id check and unknown ids are the table's). */
@@ -185,26 +168,13 @@ export class ProcessRecord {
     const spawned = this.#spawned;
     if (spawned === undefined) return 'starting';
     if (!this.tty && !this.#init.pipeStdin) return 'stdinClosed';
-    if (this.#writeIds.has(writeId)) return 'accepted';
-    // A duplicate arriving while the first is still being written waits for it, never re-writes.
-    const pending = this.#pendingWrites.get(writeId);
-    if (pending !== undefined) {
-      await pending;
-      return 'accepted';
-    }
-    this.#inputWait?.activity();
-    const writing = spawned.write(chunk).then(
-      () => this.#writeIds.add(writeId),
-      (error: unknown) => {
+    // An id already accepted (or being written) is not written again.
+    await this.#writes.once(writeId, () => {
+      this.#inputWait?.activity();
+      return spawned.write(chunk).catch((error: unknown) => {
         throw new RpcError('internal', 'failed to write to process stdin', { cause: error });
-      },
-    );
-    this.#pendingWrites.set(writeId, writing);
-    try {
-      await writing;
-    } finally {
-      this.#pendingWrites.delete(writeId);
-    }
+      });
+    });
     return 'accepted';
   }
 
@@ -282,7 +252,7 @@ export class ProcessRecord {
       state: this.state,
       ...(this.#exitCode === undefined ? {} : { exitCode: this.#exitCode }),
       ...(this.#spawned === undefined ? {} : { sandboxType: this.#sandboxType }),
-      nextSeq: this.#nextSeq,
+      nextSeq: this.#events.nextSeq,
       startedAtMs: this.startedAtMs,
     };
   }
@@ -309,25 +279,7 @@ export class ProcessRecord {
     limits: SpawnedLimits | undefined,
   ): Promise<void> {
     const status = await spawned.exited;
-    // Let output written just before the exit take its seq first; see EXIT_OUTPUT_GRACE_MS. While
-    // the flow is paused the output before the exit is still in the pipe: the grace starts over
-    // once it flows again, so a paused process's exit still follows its output.
-    const flow = this.#init.flow;
-    let outputEnded = false;
-    void outputDone.then(() => {
-      outputEnded = true;
-    });
-    do {
-      await flow.whenFlowing();
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        outputDone,
-        new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, this.#init.exitGraceMs);
-        }),
-      ]);
-      clearTimeout(timer);
-    } while (flow.paused && !outputEnded);
+    await awaitOutputBeforeExit(this.#init.flow, outputDone, this.#init.exitGraceMs);
     // A resource limit the command hit is said where the model and the user read: a last line
     // of its output, before the exit (only then: ordinary results stay the original's).
     const hit = await limits?.describeHit().catch(() => undefined);
@@ -337,17 +289,9 @@ export class ProcessRecord {
     this.#recordExit(status.exitCode);
   }
 
-  #nextSeqValue(): number {
-    const seq = this.#nextSeq;
-    this.#nextSeq += 1;
-    return seq;
-  }
-
   #recordOutput(stream: OutputStream, chunk: Uint8Array): void {
     if (chunk.byteLength === 0) return;
-    const seq = this.#nextSeqValue();
-    this.#output.push(seq, stream, chunk);
-    this.history.append({ type: 'output', seq, stream, chunk });
+    const seq = this.#events.recordOutput(stream, chunk);
     this.#inputWait?.activity();
     this.#init.emit({ method: 'process/output', params: { processId: this.processId, seq, stream, chunk } });
     this.changed.notify();
@@ -355,14 +299,19 @@ export class ProcessRecord {
 
   #recordExit(exitCode: number): void {
     this.#inputWait?.[Symbol.dispose]();
-    const seq = this.#nextSeqValue();
     this.#exitCode = exitCode;
-    this.#sandboxDenied =
-      (this.#sandboxType !== 'none' && this.#checkDenied(exitCode)) || this.#deniedByNetwork(exitCode);
+    this.#sandboxDenied = exitSandboxDenied({
+      processId: this.processId,
+      exitCode,
+      sandboxType: this.#sandboxType,
+      output: this.#events.output,
+      networkDenials: () => this.networkDenials(),
+      isSandboxDenied: this.#init.isSandboxDenied,
+      logger: this.#init.logger,
+    });
     const sandboxDenied = this.#sandboxDenied;
+    const seq = this.#events.recordExit(exitCode, sandboxDenied);
     this.#init.logger.debug('process exited', { processId: this.processId, seq, exitCode, sandboxDenied });
-    this.#exitEvent = { type: 'exited', seq, exitCode, sandboxDenied };
-    this.history.append(this.#exitEvent);
     this.#init.emit({
       method: 'process/exited',
       params: { processId: this.processId, seq, exitCode, sandboxDenied },
@@ -384,7 +333,7 @@ export class ProcessRecord {
   #reportWaiting(): void {
     // Held-back output (a congested client) may still be in the terminal: no report then.
     if (this.#exitCode !== undefined || this.#init.flow.paused) return;
-    const seq = this.#nextSeq - 1;
+    const seq = this.#events.nextSeq - 1;
     this.#init.logger.trace('process waits for input', { processId: this.processId, seq });
     this.#init.emit({ method: 'process/waitingForInput', params: { processId: this.processId, seq } });
     for (const listener of [...this.#waitingListeners]) listener(seq);
@@ -394,10 +343,8 @@ export class ProcessRecord {
   #maybeClose(): void {
     if (this.#closed || this.#exitCode === undefined || this.#streamsOpen) return;
     this.#closed = true;
-    const seq = this.#nextSeqValue();
+    const seq = this.#events.recordClosed();
     this.#init.logger.debug('process closed', { processId: this.processId, seq });
-    this.#closedEvent = { type: 'closed', seq };
-    this.history.append(this.#closedEvent);
     this.#init.emit({ method: 'process/closed', params: { processId: this.processId, seq } });
     this.changed.notify();
     this.#init.onClosed(this);
@@ -405,24 +352,6 @@ export class ProcessRecord {
     this.#network?.close().catch((error: unknown) => {
       this.#init.logger.warn('closing the process network failed', { processId: this.processId, error });
     });
-  }
-
-  /**
-   * A `proxied` process that failed (non-zero exit) after its proxy refused a connection counts
-   * as sandbox-denied: the failure most likely is the refused connection, and unified-exec can
-   * offer to approve the host and retry.
-   */
-  #deniedByNetwork(exitCode: number): boolean {
-    return exitCode !== 0 && this.networkDenials().length > 0;
-  }
-
-  #checkDenied(exitCode: number): boolean {
-    try {
-      return this.#init.isSandboxDenied(this.#sandboxType, sandboxedOutput(this.#output.after(0), exitCode));
-    } catch (error) {
-      this.#init.logger.warn('sandbox denial check failed', { processId: this.processId, error });
-      return false;
-    }
   }
 }
 

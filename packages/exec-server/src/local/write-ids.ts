@@ -29,3 +29,37 @@ export class WriteIdSet {
     return this.#ids.size;
   }
 }
+
+/**
+ * The idempotent `process/write` bookkeeping of one process: each `writeId` is written once. An id
+ * already accepted is not written again, and a duplicate arriving while the first is still being
+ * written waits for it, never re-writes.
+ */
+export class IdempotentWrites {
+  readonly #accepted: WriteIdSet;
+  readonly #pending = new Map<string, Promise<void>>();
+
+  constructor(capacity: number) {
+    this.#accepted = new WriteIdSet(capacity);
+  }
+
+  /**
+   * Runs `write` unless `writeId` was accepted or is being written (then waits for that write);
+   * `writeId` is accepted once `write` resolves. Rejects as the (first) write does.
+   */
+  async once(writeId: string, write: () => Promise<void>): Promise<void> {
+    if (this.#accepted.has(writeId)) return;
+    const pending = this.#pending.get(writeId);
+    if (pending !== undefined) {
+      await pending;
+      return;
+    }
+    const writing = write().then(() => this.#accepted.add(writeId));
+    this.#pending.set(writeId, writing);
+    try {
+      await writing;
+    } finally {
+      this.#pending.delete(writeId);
+    }
+  }
+}

@@ -18,6 +18,7 @@ import {
   TransportClosedError,
 } from '@execd/protocol';
 import { ConnectionHandler } from './connection-handler.ts';
+import { InboundQueue } from './inbound-queue.ts';
 import type { ExecServerMetrics } from './metrics.ts';
 import { type DispatchMode, RequestLane } from './request-lanes.ts';
 import { ServerRequests } from './server-requests.ts';
@@ -25,18 +26,6 @@ import type { SessionRegistry } from './session-registry.ts';
 
 /** Ids of the requests the server sends (`np-1`, ...): strings, never mistaken for a client's integers. */
 export const SERVER_REQUEST_ID_PREFIX = 'np-';
-
-/**
- * Inbound messages a connection may have queued (read but not yet running) before the transport
- * stops reading from the socket: the original's per-connection `CHANNEL_CAPACITY`. Past it the
- * kernel's buffers, then TCP flow control, push back on the client.
- */
-export const MAX_PENDING_INBOUND_MESSAGES = 128;
-/**
- * Frame bytes queued (received, not dispatched yet) at which reading pauses too: 128 frames of up
- * to the 64 MiB frame limit would otherwise let one connection park gigabytes in the queue.
- */
-export const MAX_PENDING_INBOUND_BYTES: number = 16 * 1024 * 1024;
 
 /** What a transport (WebSocket, stdio) offers the processor of one connection. */
 export interface ConnectionTransport {
@@ -82,11 +71,6 @@ export interface ConnectionProcessorOptions {
   readonly systemConfigDir?: string | undefined;
 }
 
-type InboundEvent = (
-  | { readonly kind: 'message'; readonly message: RpcMessage; readonly codec: CodecName }
-  | { readonly kind: 'malformed'; readonly reason: string; readonly codec: CodecName }
-) & { readonly frameBytes: number };
-
 /**
  * Runs one connection (spec §2.5, §2.6): reads classified frames in arrival order, answers
  * malformed frames with id -1, closes on protocol violations, and runs requests inline or on the
@@ -98,15 +82,12 @@ export class ConnectionProcessor {
   readonly #logger: Logger;
   readonly #mode: DispatchMode;
   readonly #lanes: { readonly control: RequestLane; readonly ordinary: RequestLane } | undefined;
-  readonly #inbox: InboundEvent[] = [];
-  #inboxBytes = 0;
+  readonly #inbox: InboundQueue;
   readonly #abort = new AbortController();
   readonly #done: Promise<void>;
   readonly #abortedPromise: Promise<void>;
   readonly #metrics: ExecServerMetrics | undefined;
   readonly #serverRequests: ServerRequests;
-  #wake: (() => void) | undefined;
-  #paused = false;
   /** The codec of the connection's first frame: requests the server starts go out in it. */
   #codec: CodecName | undefined;
 
@@ -121,6 +102,12 @@ export class ConnectionProcessor {
         ? { control: new RequestLane(this.#mode.limit), ordinary: new RequestLane(this.#mode.limit) }
         : undefined;
     const signal = this.#abort.signal;
+    this.#inbox = new InboundQueue({
+      signal,
+      pauseReading: () => this.#transport.pauseReading(),
+      resumeReading: () => this.#transport.resumeReading(),
+      waitingElsewhere: () => (this.#lanes ? this.#lanes.control.waiting + this.#lanes.ordinary.waiting : 0),
+    });
     this.#abortedPromise = new Promise((resolve) =>
       signal.addEventListener('abort', () => resolve(), { once: true }),
     );
@@ -173,7 +160,7 @@ export class ConnectionProcessor {
       this.#receiveAnswer(message);
       return;
     }
-    this.#push({ kind: 'message', message, codec, frameBytes });
+    this.#inbox.push({ kind: 'message', message, codec, frameBytes });
   }
 
   /**
@@ -188,7 +175,7 @@ export class ConnectionProcessor {
   /** A frame that could not be decoded; `reason` is the full text sent back with id -1. */
   receiveMalformed(reason: string, codec: CodecName): void {
     this.#codec ??= codec;
-    this.#push({ kind: 'malformed', reason, codec, frameBytes: 0 });
+    this.#inbox.push({ kind: 'malformed', reason, codec, frameBytes: 0 });
   }
 
   /** The transport is gone (closed, EOF, error). Idempotent. */
@@ -199,13 +186,12 @@ export class ConnectionProcessor {
     // Messages not dispatched yet are dropped now, not when the session lets go of this connection:
     // a detached session keeps its last attachment (for evict()) for the whole TTL, and queued
     // frames (up to MAX_PENDING_INBOUND_MESSAGES, each up to the frame limit) would stay with it.
-    this.#inbox.length = 0;
-    this.#inboxBytes = 0;
+    this.#inbox.clear();
     // Questions the client can no longer answer fail now (their connections are denied).
     this.#serverRequests.close(
       new TransportClosedError(undefined, `client connection closed: ${reason ?? 'connection closed'}`),
     );
-    this.#wake?.();
+    this.#inbox.wake();
   }
 
   /** `network/policyRequest` to this connection's client; the answer is validated. */
@@ -231,53 +217,9 @@ export class ConnectionProcessor {
     }
   }
 
-  #push(event: InboundEvent): void {
-    if (this.#abort.signal.aborted) return;
-    this.#inbox.push(event);
-    this.#inboxBytes += event.frameBytes;
-    this.#updateBackpressure();
-    this.#wake?.();
-  }
-
-  #pending(): number {
-    return (
-      this.#inbox.length + (this.#lanes ? this.#lanes.control.waiting + this.#lanes.ordinary.waiting : 0)
-    );
-  }
-
-  #updateBackpressure(): void {
-    const pending = this.#pending();
-    const bytes = this.#inboxBytes;
-    if (!this.#paused && (pending >= MAX_PENDING_INBOUND_MESSAGES || bytes >= MAX_PENDING_INBOUND_BYTES)) {
-      this.#paused = true;
-      this.#transport.pauseReading();
-    } else if (
-      this.#paused &&
-      pending < MAX_PENDING_INBOUND_MESSAGES / 2 &&
-      bytes < MAX_PENDING_INBOUND_BYTES / 2
-    ) {
-      this.#paused = false;
-      this.#transport.resumeReading();
-    }
-  }
-
-  async #next(): Promise<InboundEvent | undefined> {
-    while (this.#inbox.length === 0 && !this.#abort.signal.aborted) {
-      await new Promise<void>((resolve) => {
-        this.#wake = resolve;
-      });
-      this.#wake = undefined;
-    }
-    if (this.#abort.signal.aborted) return undefined;
-    const event = this.#inbox.shift();
-    if (event) this.#inboxBytes -= event.frameBytes;
-    this.#updateBackpressure();
-    return event;
-  }
-
   async #run(): Promise<void> {
     try {
-      for (let event = await this.#next(); event; event = await this.#next()) {
+      for (let event = await this.#inbox.next(); event; event = await this.#inbox.next()) {
         if (!this.#handler.isSessionAttached()) {
           this.#logger.debug('connection evicted after session resume', {
             connection: this.#transport.label,
@@ -350,8 +292,8 @@ export class ConnectionProcessor {
       (METHODS as Record<string, { lane?: string }>)[method]?.lane === 'control'
         ? this.#lanes.control
         : this.#lanes.ordinary;
-    void lane.run(run, this.#abort.signal).finally(() => this.#updateBackpressure());
-    this.#updateBackpressure();
+    void lane.run(run, this.#abort.signal).finally(() => this.#inbox.updateBackpressure());
+    this.#inbox.updateBackpressure();
     return true;
   }
 

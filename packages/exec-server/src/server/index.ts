@@ -6,8 +6,6 @@ export {
   ConnectionProcessor,
   type ConnectionProcessorOptions,
   type ConnectionTransport,
-  MAX_PENDING_INBOUND_BYTES,
-  MAX_PENDING_INBOUND_MESSAGES,
   SERVER_REQUEST_ID_PREFIX,
 } from './connection-processor.ts';
 export {
@@ -16,6 +14,7 @@ export {
   localEnvironmentInfo,
 } from './environment-info.ts';
 export { hostNameOf, isAllowedHost, MISDIRECTED_REQUEST_STATUS } from './host-check.ts';
+export { MAX_PENDING_INBOUND_BYTES, MAX_PENDING_INBOUND_MESSAGES } from './inbound-queue.ts';
 export { LineSplitter, type SplitResult } from './line-splitter.ts';
 export {
   DEFAULT_LISTEN_URL,
