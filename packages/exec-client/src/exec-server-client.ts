@@ -1,6 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  abortedBy,
   type ClientRequestMethod,
   decodeResult,
   Emitter,
@@ -14,25 +12,27 @@ import {
   type ProcessListResponse,
   type ResultOf,
   TransportClosedError,
-  untilAborted,
 } from '@execd/protocol';
 import type { StartOptions } from '@execd/protocol/contract';
 import { AcceptedChannelSource } from './accepted-channel-source.ts';
-import { reconnectDelayMs } from './backoff.ts';
 import {
   type ExecServerClientOptions,
   type ResolvedClientOptions,
   resolveClientOptions,
 } from './client-options.ts';
 import type { ClientState } from './client-state.ts';
-import { describeError, isRetryable, isTransportLoss } from './errors.ts';
+import { ClientStateTracker } from './client-state-tracker.ts';
+import { describeError, isTransportLoss } from './errors.ts';
 import type { FrameChannel } from './frame-channel.ts';
 import { NetworkPolicyRouter } from './network-policy-router.ts';
 import { dispatchNotification, type NotificationTargets } from './notification-dispatch.ts';
 import { ProcessRouter } from './process-router.ts';
 import { type CallOptions, type ProcessLink, RemoteProcess } from './remote-process.ts';
-import { RpcConnection } from './rpc-connection.ts';
+import type { RpcConnection } from './rpc-connection.ts';
 import { type RunOptions, type RunResult, runCommand } from './run.ts';
+import { SessionCalls } from './session-calls.ts';
+import { type HandshakeTimeouts, initializeSession, openConnection } from './session-handshake.ts';
+import { SessionRecovery } from './session-recovery.ts';
 import { activeTraceContext, loadOpenTelemetry } from './trace-propagation.ts';
 
 /**
@@ -47,10 +47,10 @@ export class ExecServerClient implements AsyncDisposable {
   readonly #logger: Logger;
   readonly #router: ProcessRouter;
   readonly #network: NetworkPolicyRouter;
-  readonly #inflightStarts = new Set<Promise<unknown>>();
-  readonly #orphans = new Set<string>();
+  readonly #recovery: SessionRecovery;
+  readonly #calls: SessionCalls;
   readonly #closed = new AbortController();
-  readonly #stateChanges: Emitter<ClientState>;
+  readonly #state: ClientStateTracker;
   /** `fs/missingChanged` watch ids, for RemoteFileSystem. */
   readonly #missingChanged: Emitter<number>;
   readonly #link: ProcessLink;
@@ -58,20 +58,17 @@ export class ExecServerClient implements AsyncDisposable {
   #conn: RpcConnection | undefined;
   #sessionId = '';
   #initialize: InitializeResponse | undefined;
-  #state: ClientState = 'ready';
-  #recovery: Promise<void> = Promise.resolve();
-  #failure: string | undefined;
   #closing: Promise<void> | undefined;
 
   private constructor(options: ResolvedClientOptions) {
     this.#options = options;
     this.#logger = options.logger;
-    this.#stateChanges = new Emitter(options.logger);
+    this.#state = new ClientStateTracker(options.logger, () => this.#sessionId);
     this.#missingChanged = new Emitter(options.logger);
     this.#router = new ProcessRouter({
       logger: options.logger,
       gapFillDelayMs: options.gapFillDelayMs,
-      readyConnection: () => (this.#state === 'ready' ? this.#conn : undefined),
+      readyConnection: () => (this.#state.current === 'ready' ? this.#conn : undefined),
     });
     this.#network = new NetworkPolicyRouter({
       lookup: (processId) => this.#router.lookup(processId)?.network,
@@ -86,10 +83,30 @@ export class ExecServerClient implements AsyncDisposable {
       logger: options.logger,
     };
     this.#link = {
-      call: (method, params, callOptions) => this.#call(method, params, callOptions),
+      call: (method, params, callOptions) => this.#calls.call(method, params, callOptions),
       closedSignal: this.#closed.signal,
       reportsWaitingForInput: () => this.#initialize?.environmentInfo?.capabilities.waitingForInput === true,
     };
+    this.#recovery = new SessionRecovery({
+      options,
+      logger: options.logger,
+      router: this.#router,
+      closedSignal: this.#closed.signal,
+      isRecovering: () => this.#state.current === 'recovering',
+      connection: () => this.#conn,
+      sessionId: () => this.#sessionId,
+      handshake: (resumeSessionId, timeouts) => this.#handshake(resumeSessionId, timeouts),
+      recovering: () => this.#state.set('recovering'),
+      ready: () => this.#state.set('ready'),
+      fail: (message) => this.#failAll(message),
+    });
+    this.#calls = new SessionCalls({
+      state: this.#state,
+      logger: options.logger,
+      connection: () => this.#conn,
+      recovery: () => this.#recovery.settled,
+      lost: (conn, reason) => this.#onTransportLost(conn, reason),
+    });
   }
 
   /** Connects, sends `initialize` (resuming `resumeSessionId` when given) and `initialized`. */
@@ -157,11 +174,12 @@ export class ExecServerClient implements AsyncDisposable {
     if (source === undefined) {
       throw new ExecError('protocol', 'only an accepted exec-server connection can be replaced directly');
     }
-    if (this.#state === 'failed') throw new TransportClosedError(undefined, this.#failure);
-    if (this.#state === 'closed') throw new TransportClosedError(undefined, 'exec-server client is closed');
+    if (this.#state.current === 'failed') throw new TransportClosedError(undefined, this.#state.failure);
+    if (this.#state.current === 'closed')
+      throw new TransportClosedError(undefined, 'exec-server client is closed');
     source.offer(channel);
     const conn = this.#conn;
-    if (this.#state === 'ready' && conn !== undefined) {
+    if (this.#state.current === 'ready' && conn !== undefined) {
       this.#onTransportLost(conn, 'exec-server connection replaced');
       conn.terminate('exec-server connection replaced');
     }
@@ -179,17 +197,17 @@ export class ExecServerClient implements AsyncDisposable {
 
   /** Where the client is (see {@link ClientState}). */
   get state(): ClientState {
-    return this.#state;
+    return this.#state.current;
   }
 
   /** The failure message once recovery failed. */
   get failure(): string | undefined {
-    return this.#failure;
+    return this.#state.failure;
   }
 
   /** Calls `listener` on every state change; dispose the result to stop. */
   onStateChange(listener: (state: ClientState) => void): Disposable {
-    return this.#stateChanges.event(listener);
+    return this.#state.onChange(listener);
   }
 
   /**
@@ -200,7 +218,7 @@ export class ExecServerClient implements AsyncDisposable {
    */
   async start(params: ExecParamsInput, options: StartOptions = {}): Promise<RemoteProcess> {
     const trace = activeTraceContext();
-    const conn = await this.#usableConnection();
+    const conn = await this.#calls.usableConnection();
     const processId = params.processId;
     const session = this.#router.route(processId);
     // A duplicate id is refused by the server: never replace a running process's decider.
@@ -208,16 +226,16 @@ export class ExecServerClient implements AsyncDisposable {
       session.network.decider = options.networkPolicyDecider;
     session.pendingStarts += 1;
     const request = conn.request('process/start', params, { trace });
-    this.#inflightStarts.add(request);
+    this.#recovery.startSent(request);
     try {
       const response = decodeResult('process/start', await request);
       session.started = true;
       return new RemoteProcess(this.#link, session, response.sandboxType);
     } catch (error) {
-      if (isTransportLoss(error)) this.#orphans.add(processId);
+      if (isTransportLoss(error)) this.#recovery.orphan(processId);
       throw error;
     } finally {
-      this.#inflightStarts.delete(request);
+      this.#recovery.startSettled(request);
       session.pendingStarts -= 1;
       if (!session.started && session.pendingStarts === 0) this.#router.unroute(session);
     }
@@ -238,7 +256,7 @@ export class ExecServerClient implements AsyncDisposable {
     const timeoutMs = this.#options.environmentInfoTimeoutMs;
     return decodeResult(
       'environment/info',
-      await this.#call('environment/info', {}, { retry: true, timeoutMs }),
+      await this.#calls.call('environment/info', {}, { retry: true, timeoutMs }),
     );
   }
 
@@ -247,7 +265,7 @@ export class ExecServerClient implements AsyncDisposable {
     const timeoutMs = this.#options.environmentStatusTimeoutMs;
     return decodeResult(
       'environment/status',
-      await this.#call('environment/status', {}, { retry: true, timeoutMs }),
+      await this.#calls.call('environment/status', {}, { retry: true, timeoutMs }),
     );
   }
 
@@ -260,7 +278,7 @@ export class ExecServerClient implements AsyncDisposable {
     params: ParamsInputOf<M>,
     options: CallOptions = { retry: false },
   ): Promise<ResultOf<M>> {
-    return decodeResult(method, await this.#call(method, params, options));
+    return decodeResult(method, await this.#calls.call(method, params, options));
   }
 
   /** Calls `listener` with the watch id of each `fs/missingChanged`; dispose the result to stop. */
@@ -270,7 +288,7 @@ export class ExecServerClient implements AsyncDisposable {
 
   /** `process/list` (execd servers only; -32601 elsewhere). */
   async listProcesses(): Promise<ProcessListResponse> {
-    return decodeResult('process/list', await this.#call('process/list', {}, { retry: true }));
+    return decodeResult('process/list', await this.#calls.call('process/list', {}, { retry: true }));
   }
 
   /**
@@ -287,76 +305,35 @@ export class ExecServerClient implements AsyncDisposable {
   }
 
   async #close(): Promise<void> {
-    this.#setState('closed');
+    this.#state.set('closed');
     this.#closed.abort(new ExecError('aborted', 'exec-server client closed'));
     this.#router.dispose();
     this.#options.channelSource?.close();
     await this.#conn?.close();
-    await this.#recovery;
-  }
-
-  #setState(state: ClientState): void {
-    if (this.#state === state || this.#state === 'closed') return;
-    this.#logger.debug('exec-server client state', {
-      from: this.#state,
-      to: state,
-      sessionId: this.#sessionId,
-    });
-    this.#state = state;
-    this.#stateChanges.fire(state);
+    await this.#recovery.settled;
   }
 
   /** Opens a connection, makes it current and runs `initialize` + `initialized` on it. */
-  async #handshake(
-    resumeSessionId: string | undefined,
-    timeouts: { readonly connectTimeoutMs: number; readonly initializeTimeoutMs: number },
-  ): Promise<RpcConnection> {
+  async #handshake(resumeSessionId: string | undefined, timeouts: HandshakeTimeouts): Promise<RpcConnection> {
     let conn: RpcConnection | undefined;
-    conn = await RpcConnection.open({
-      url: this.#options.url,
-      command: this.#options.command,
-      openChannel:
-        this.#options.channelSource === undefined
-          ? undefined
-          : (timeoutMs, signal) => this.#options.channelSource!.next(timeoutMs, signal),
-      token: this.#options.token,
-      codec: this.#options.codec,
-      connectTimeoutMs: timeouts.connectTimeoutMs,
-      keepaliveIntervalMs: this.#options.keepaliveIntervalMs,
-      maxFrameBytes: this.#options.maxFrameBytes,
-      logger: this.#logger,
-      cancelSignal: this.#closed.signal,
+    conn = await openConnection(this.#options, timeouts.connectTimeoutMs, this.#closed.signal, {
       onNotification: (method, params) => this.#onNotification(conn, method, params),
       // Answered on the connection that asked, whichever is current: the server matches the id.
       onNetworkPolicyRequest: (request, context) => this.#network.decide(request, context),
       onClose: (reason) => this.#onTransportLost(conn, reason),
     });
-    if (this.#state === 'closed') {
+    if (this.#state.current === 'closed') {
       conn.terminate('client closed');
       throw new TransportClosedError(undefined, 'exec-server client is closed');
     }
     this.#conn = conn;
     try {
-      const raw = await conn.request(
-        'initialize',
-        // `waitingForInput`: opt in to the execd extension (an original server ignores it).
-        {
-          clientName: this.#options.clientName,
-          resumeSessionId,
-          waitingForInput: true,
-          // `outputBatches`: several output chunks per frame (execd extension), on msgpack only:
-          // an original server speaks JSON only, and the JSON wire keeps one chunk per notification.
-          ...(this.#options.codec === 'msgpack' ? { outputBatches: true } : {}),
-        },
-        { timeoutMs: timeouts.initializeTimeoutMs },
+      const response = await initializeSession(
+        conn,
+        this.#options,
+        resumeSessionId,
+        timeouts.initializeTimeoutMs,
       );
-      const response = decodeResult('initialize', raw);
-      if (resumeSessionId !== undefined && response.sessionId !== resumeSessionId) {
-        throw new ExecError(
-          'protocol',
-          `exec-server initialized an unexpected session ${response.sessionId}`,
-        );
-      }
       this.#sessionId = response.sessionId;
       this.#initialize ??= response;
       conn.notify('initialized', {});
@@ -367,150 +344,21 @@ export class ExecServerClient implements AsyncDisposable {
     }
   }
 
-  async #usableConnection(cancelSignal?: AbortSignal): Promise<RpcConnection> {
-    for (;;) {
-      if (cancelSignal?.aborted) throw abortedBy(cancelSignal, 'the call');
-      switch (this.#state) {
-        case 'ready': {
-          const conn = this.#conn!;
-          if (conn.isOpen) return conn;
-          // The socket is going away but its close event has not run yet.
-          this.#onTransportLost(conn, conn.closeReason ?? 'websocket closing');
-          continue;
-        }
-        case 'recovering':
-          await (cancelSignal === undefined ? this.#recovery : untilAborted(this.#recovery, cancelSignal));
-          continue;
-        case 'failed':
-          throw new TransportClosedError(undefined, this.#failure);
-        case 'closed':
-          throw new TransportClosedError(undefined, 'exec-server client is closed');
-      }
-    }
-  }
-
-  async #call(method: ClientRequestMethod, params: unknown, options: CallOptions): Promise<unknown> {
-    // Read before the first await: the caller's context, whenever the request goes out.
-    const trace = activeTraceContext();
-    for (;;) {
-      const conn = await this.#usableConnection(options.cancelSignal);
-      try {
-        return await conn.request(method, params, { ...options, trace });
-      } catch (error) {
-        const lost = ExecError.is(error) && error.code === 'transportClosed' && !conn.isOpen;
-        if (options.retry && lost && this.#state !== 'closed') {
-          this.#logger.debug('retrying a request after the connection was lost', { method });
-          continue;
-        }
-        throw error;
-      }
-    }
-  }
-
   #onNotification(conn: RpcConnection | undefined, method: string, params: unknown): void {
     if (conn === undefined || conn !== this.#conn) return;
     dispatchNotification(this.#notificationTargets, method, params);
   }
 
   #onTransportLost(conn: RpcConnection | undefined, reason: string): void {
-    if (conn === undefined || conn !== this.#conn || this.#state !== 'ready') return;
-    const disconnect = `exec-server transport disconnected: ${reason}`;
-    if (this.#options.command !== undefined) {
-      // The server ended the session with its stdin (it kills its processes at EOF): there is
-      // nothing to resume, as the original's stdio client (spec §2.1).
-      this.#failAll(disconnect);
-      return;
-    }
-    this.#logger.debug('exec-server connection lost; resuming the session', { reason });
-    this.#setState('recovering');
-    this.#recovery = this.#recover(disconnect);
-  }
-
-  async #recover(disconnect: string): Promise<void> {
-    // Starts cut off by the loss settle first, so the set of processes to recover is final.
-    await Promise.allSettled([...this.#inflightStarts]);
-    const options = this.#options;
-    const deadline = performance.now() + options.recoveryTimeoutMs;
-    let lastError: unknown = new ExecError(
-      'connectTimeout',
-      'no reconnect attempt fit in the recovery deadline',
-    );
-    for (let attempt = 0; this.#state === 'recovering'; attempt++) {
-      const delay = reconnectDelayMs(attempt, {
-        initialMs: options.recoveryInitialDelayMs,
-        maxMs: options.recoveryMaxDelayMs,
-        jitter: 0.2,
-      });
-      if (performance.now() + delay >= deadline) break;
-      try {
-        if (delay > 0) await sleep(delay, undefined, { signal: this.#closed.signal });
-        await this.#resumeOnce(deadline);
-        if (!this.#conn?.isOpen) throw new TransportClosedError(undefined, 'connection lost during recovery');
-      } catch (error) {
-        if (this.#state !== 'recovering') return;
-        lastError = error;
-        this.#logger.debug('session resume attempt failed', { attempt, error });
-        if (!isRetryable(error)) break;
-        continue;
-      }
-      this.#setState('ready');
-      this.#router.settleAll();
-      return;
-    }
-    if (this.#state !== 'recovering') return;
-    this.#failAll(`${disconnect}; failed to resume exec-server session: ${describeError(lastError)}`);
-  }
-
-  async #resumeOnce(deadline: number): Promise<void> {
-    const remaining = (): number => Math.max(1, deadline - performance.now());
-    try {
-      await this.#resumeOn(
-        await this.#handshake(this.#sessionId, {
-          connectTimeoutMs: Math.min(this.#options.connectTimeoutMs, remaining()),
-          initializeTimeoutMs: Math.min(this.#options.initializeTimeoutMs, remaining()),
-        }),
-        remaining,
-      );
-    } finally {
-      // An accepted client's replacement slot frees once its attempt ended, either way.
-      this.#options.channelSource?.attemptDone();
-    }
-  }
-
-  /** Terminates the orphans and re-reads every live process on a resumed connection. */
-  async #resumeOn(conn: RpcConnection, remaining: () => number): Promise<void> {
-    try {
-      const orphans = [...this.#orphans];
-      this.#orphans.clear();
-      // Handled at once: if this attempt fails midway nobody awaits them, and an orphan whose
-      // terminate did not go through is kept for the next attempt.
-      const cleanup = orphans.map((processId) =>
-        conn
-          .request('process/terminate', { processId }, { cleanup: true, timeoutMs: remaining() })
-          .catch(() => this.#orphans.add(processId)),
-      );
-      await Promise.all(
-        this.#router.live().map(async (session) => {
-          try {
-            await this.#router.readAndMerge(conn, session, remaining());
-          } catch (error) {
-            if (isTransportLoss(error) || (ExecError.is(error) && error.code === 'aborted')) throw error;
-            this.#router.failProcess(conn, session, error);
-          }
-        }),
-      );
-      await Promise.allSettled(cleanup);
-    } catch (error) {
-      conn.terminate(`session recovery failed: ${describeError(error)}`);
-      throw error;
-    }
+    if (conn === undefined || conn !== this.#conn || this.#state.current !== 'ready') return;
+    this.#recovery.connectionLost(reason);
   }
 
   #failAll(message: string): void {
     this.#logger.warn('exec-server session could not be resumed', { message });
-    this.#failure = message;
+    this.#state.recordFailure(message);
     this.#router.failAll(message);
-    this.#setState('failed');
+    this.#state.set('failed');
     this.#conn?.terminate('session recovery failed');
   }
 }
