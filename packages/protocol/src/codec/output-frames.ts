@@ -329,6 +329,14 @@ export function fastOutputMsgpack(message: RpcMessage): Uint8Array | undefined {
   return batch === undefined ? undefined : encodeBatchMsgpack(batch);
 }
 
+/** A `process/output` notification's JSON up to the opening quote of its base64 chunk. */
+function outputJsonHead(p: OutputParams): string {
+  return `{"method":"process/output","params":{"processId":${JSON.stringify(p.processId)},"seq":${p.seq},"stream":${JSON.stringify(p.stream)},"chunk":"`;
+}
+
+/** What follows the base64 chunk of a `process/output` notification's JSON. */
+const OUTPUT_JSON_TAIL = '"}}';
+
 /**
  * The JSON text of a `process/output` notification via the fast path (base64 straight from the
  * chunk's memory, no placeholder pass), or undefined for any other message.
@@ -336,7 +344,7 @@ export function fastOutputMsgpack(message: RpcMessage): Uint8Array | undefined {
 export function fastOutputJsonText(message: RpcMessage): string | undefined {
   const p = outputParams(message);
   if (p === undefined) return undefined;
-  return `{"method":"process/output","params":{"processId":${JSON.stringify(p.processId)},"seq":${p.seq},"stream":${JSON.stringify(p.stream)},"chunk":"${encodeBase64(p.chunk)}"}}`;
+  return `${outputJsonHead(p)}${encodeBase64(p.chunk)}${OUTPUT_JSON_TAIL}`;
 }
 
 /**
@@ -347,9 +355,5 @@ export function fastOutputJsonText(message: RpcMessage): string | undefined {
 export function fastOutputJsonBytes(message: RpcMessage): Uint8Array | undefined {
   const p = outputParams(message);
   if (p === undefined) return undefined;
-  return utf8WithBase64(
-    `{"method":"process/output","params":{"processId":${JSON.stringify(p.processId)},"seq":${p.seq},"stream":${JSON.stringify(p.stream)},"chunk":"`,
-    p.chunk,
-    '"}}',
-  );
+  return utf8WithBase64(outputJsonHead(p), p.chunk, OUTPUT_JSON_TAIL);
 }
