@@ -89,7 +89,6 @@ export class ExecServerClient implements AsyncDisposable {
     };
     this.#recovery = new SessionRecovery({
       options,
-      logger: options.logger,
       router: this.#router,
       closedSignal: this.#closed.signal,
       isRecovering: () => this.#state.current === 'recovering',

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ExecError, type Logger, TransportClosedError } from '@execd/protocol';
+import { ExecError, TransportClosedError } from '@execd/protocol';
 import { reconnectDelayMs } from './backoff.ts';
 import type { ResolvedClientOptions } from './client-options.ts';
 import { describeError, isRetryable, isTransportLoss } from './errors.ts';
@@ -10,7 +10,6 @@ import type { HandshakeTimeouts } from './session-handshake.ts';
 /** What session recovery needs of its client. */
 export interface RecoveryHost {
   readonly options: ResolvedClientOptions;
-  readonly logger: Logger;
   readonly router: ProcessRouter;
   /** Aborted when the client closes. */
   readonly closedSignal: AbortSignal;
@@ -78,7 +77,7 @@ export class SessionRecovery {
       host.fail(disconnect);
       return;
     }
-    host.logger.debug('exec-server connection lost; resuming the session', { reason });
+    host.options.logger.debug('exec-server connection lost; resuming the session', { reason });
     host.recovering();
     this.#current = this.#recover(disconnect);
   }
@@ -109,7 +108,7 @@ export class SessionRecovery {
       } catch (error) {
         if (!host.isRecovering()) return;
         lastError = error;
-        host.logger.debug('session resume attempt failed', { attempt, error });
+        host.options.logger.debug('session resume attempt failed', { attempt, error });
         if (!isRetryable(error)) break;
         continue;
       }
