@@ -1,14 +1,8 @@
 import { lstat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { ExecError } from '@execd/protocol';
 import { expandDenyGlobs } from './deny-globs.ts';
 import { existingPath, isSpecialFile } from './internal/safe-fs.ts';
-import {
-  isPlaceholder,
-  MAX_PLACEHOLDER_LOOKS,
-  placeholderClock,
-  placeholderGeneration,
-} from './placeholders.ts';
+import { isPlaceholder, settledLook } from './placeholders.ts';
 import { DENY_GLOB_MAX_DEPTH, type PolicyPath, type SandboxPolicy } from './policy.ts';
 
 /** One unreadable path as it exists now. */
@@ -51,17 +45,11 @@ export async function planPolicyPath(
   item: PolicyPath,
   writableRoots: readonly string[],
 ): Promise<DeniedPathPlan | undefined> {
-  // A look during which another sandbox's placeholder of the planned path came or went is
-  // repeated: a placeholder removed right after it was seen would be covered as an existing
-  // folder (bubblewrap then fails, or makes the folder again and leaves it behind).
-  for (let look = 1; ; look++) {
-    const since = placeholderClock();
-    const plan = await lookAtPolicyPath(item, writableRoots);
-    if (plan === undefined || placeholderGeneration(plan.path) <= since) return plan;
-    if (look >= MAX_PLACEHOLDER_LOOKS) {
-      throw new ExecError('spawnFailed', `the sandbox placeholder ${plan.path} kept changing; try again`);
-    }
-  }
+  // Looked at again when another sandbox's placeholder of the planned path came or went meanwhile.
+  return settledLook(
+    () => lookAtPolicyPath(item, writableRoots),
+    (plan) => plan?.path,
+  );
 }
 
 async function lookAtPolicyPath(

@@ -1,7 +1,6 @@
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { ExecError } from '@execd/protocol';
 import { type DeniedPathPlan, planDeniedPaths, planPolicyPath, planReadableRoots } from './access-plan.ts';
 import {
   findNestedRepositories,
@@ -11,7 +10,7 @@ import {
 } from './git-metadata.ts';
 import { hostSecretsToMask, type MaskedPath } from './host-secrets.ts';
 import { canonicalDir, existingPath, isSpecialFile, pathEntryExists } from './internal/safe-fs.ts';
-import { isPlaceholder, MAX_PLACEHOLDER_LOOKS, placeholderGeneration } from './placeholders.ts';
+import { isPlaceholder, settledLook } from './placeholders.ts';
 import type { SandboxPolicy } from './policy.ts';
 import { DEFAULT_ROOT_PINS, type SandboxRootPins } from './root-pins.ts';
 
@@ -122,16 +121,12 @@ async function ownProtectedNames(root: string, workspace: boolean): Promise<Prot
  * hold: its owner's removal then detaches that bind, and the next sandbox's fresh placeholder
  * would show through, writable. So a look during which the placeholder changed is repeated.
  */
-async function settledProtectedName(path: string, name: string): Promise<ProtectedPath[]> {
-  for (let look = 1; ; look++) {
-    const before = placeholderGeneration(path);
-    if (isPlaceholder(path)) return [{ path, type: 'missing' }];
-    const found = await protectedName(path, name, true);
-    if (placeholderGeneration(path) === before) return found;
-    if (look >= MAX_PLACEHOLDER_LOOKS) {
-      throw new ExecError('spawnFailed', `the sandbox placeholder ${path} kept changing; try again`);
-    }
-  }
+function settledProtectedName(path: string, name: string): Promise<ProtectedPath[]> {
+  return settledLook(
+    async () =>
+      isPlaceholder(path) ? [{ path, type: 'missing' as const }] : protectedName(path, name, true),
+    () => path,
+  );
 }
 
 /** What protects `path` (the root's `name`), from the disk as it is now. */

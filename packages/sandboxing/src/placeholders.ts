@@ -1,5 +1,6 @@
 import { rmdirSync } from 'node:fs';
 import { rmdir } from 'node:fs/promises';
+import { ExecError } from '@execd/protocol';
 
 /**
  * Mount points this process had bubblewrap create for missing protected names (`.git`, `.codex`,
@@ -35,8 +36,8 @@ function removeLeftoversAtExit(): void {
 /**
  * When each path's placeholder was last taken up or given back (first hold, last release,
  * removal done), on one clock for all paths. A planner that inspects the disk across an await
- * compares `placeholderGeneration` before and after: unchanged, what it saw was not a placeholder
- * coming or going. Entries of idle paths are dropped once there are many (a long-lived server
+ * (`settledLook`) checks that the path it planned has no generation later than the clock when it
+ * began: then what it saw was not a placeholder coming or going. Entries of idle paths are dropped once there are many (a long-lived server
  * masks names in every workspace it ever ran in); a drop moves every path's generation on, so a
  * comparison spanning it reads as a change and the planner looks again.
  */
@@ -63,16 +64,30 @@ export function placeholderGeneration(path: string): number {
   return Math.max(generations.get(path) ?? 0, prunedAt);
 }
 
-/**
- * The clock now: a path whose {@link placeholderGeneration} is later than this had its placeholder
- * taken up or given back since (or its record dropped), whichever path a look turns out to need.
- */
-export function placeholderClock(): number {
-  return clock;
-}
-
 /** Looks again at most this often while other sandboxes take up or give back a placeholder. */
-export const MAX_PLACEHOLDER_LOOKS = 16;
+const MAX_PLACEHOLDER_LOOKS = 16;
+
+/**
+ * Runs `look` (a planner's inspection of the disk, across awaits) until no placeholder of the
+ * path it planned (`pathOf` its result; undefined: none) was taken up or given back while it
+ * looked. Another sandbox's placeholder seen in passing would otherwise be planned as a user's
+ * folder: bound without a hold, its owner's removal detaches the bind (or the mount fails).
+ * Throws `spawnFailed` when it keeps changing.
+ */
+export async function settledLook<T>(
+  look: () => Promise<T>,
+  pathOf: (result: T) => string | undefined,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const since = clock;
+    const result = await look();
+    const path = pathOf(result);
+    if (path === undefined || placeholderGeneration(path) <= since) return result;
+    if (attempt >= MAX_PLACEHOLDER_LOOKS) {
+      throw new ExecError('spawnFailed', `the sandbox placeholder ${path} kept changing; try again`);
+    }
+  }
+}
 
 /** How many generations are kept (tests). */
 export function placeholderGenerationCount(): number {
