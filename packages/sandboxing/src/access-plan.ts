@@ -1,5 +1,6 @@
 import { lstat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { ExecError } from '@execd/protocol';
 import { expandDenyGlobs } from './deny-globs.ts';
 import { existingPath, isSpecialFile } from './internal/safe-fs.ts';
 import { isPlaceholder, settledLook } from './placeholders.ts';
@@ -56,19 +57,40 @@ async function lookAtPolicyPath(
   item: PolicyPath,
   writableRoots: readonly string[],
 ): Promise<DeniedPathPlan | undefined> {
-  const found = await existingPath(item.path);
-  // Another sandbox's placeholder for this same missing path is masked and held here too, never
-  // covered as an existing folder: its owner's removal would detach that mount.
-  if (found !== undefined && isPlaceholder(found.path)) return { path: found.path, kind: 'missing' };
-  if (found !== undefined) return { path: found.path, kind: found.kind };
-  if (await isSpecialFile(item.path)) return { path: resolve(item.path), kind: 'file' };
-  if (item.skipMissing) return undefined;
-  const missing = await firstMissing(item.path);
-  if (missing === undefined) return undefined; // e.g. a dangling symlink: nothing a mount could cover
-  const parent = dirname(missing);
-  const canonicalParent = (await existingPath(parent))?.path ?? parent;
-  const path = resolve(canonicalParent, missing.slice(parent.length + 1));
-  return writableRoots.some((root) => within(root, path)) ? { path, kind: 'missing' } : undefined;
+  for (let attempt = 1; ; attempt++) {
+    const found = await existingPath(item.path);
+    // Another sandbox's placeholder for this same missing path is masked and held here too, never
+    // covered as an existing folder: its owner's removal would detach that mount.
+    if (found !== undefined && isPlaceholder(found.path)) return { path: found.path, kind: 'missing' };
+    if (found !== undefined) return { path: found.path, kind: found.kind };
+    if (await isSpecialFile(item.path)) return { path: resolve(item.path), kind: 'file' };
+    if (item.skipMissing) return undefined;
+    const missing = await firstMissing(item.path);
+    if (missing !== undefined) {
+      const parent = dirname(missing);
+      const canonicalParent = (await existingPath(parent))?.path ?? parent;
+      const path = resolve(canonicalParent, missing.slice(parent.length + 1));
+      return writableRoots.some((root) => within(root, path)) ? { path, kind: 'missing' } : undefined;
+    }
+    // Every component is there although the path was not a moment ago. A dangling symlink:
+    // nothing a mount could cover. Anything else appeared meanwhile (another sandbox's
+    // placeholder being made): dropping the rule would leave it unmasked here, so look again.
+    if (await isSymlink(item.path)) return undefined;
+    if (attempt >= MAX_APPEARING_LOOKS) {
+      throw new ExecError('spawnFailed', `the denied path ${item.path} kept changing; try again`);
+    }
+  }
+}
+
+/** Looks at a denied path again at most this often while it appears and vanishes. */
+const MAX_APPEARING_LOOKS = 16;
+
+async function isSymlink(path: string): Promise<boolean> {
+  try {
+    return (await lstat(path)).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 /**
