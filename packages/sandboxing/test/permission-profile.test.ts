@@ -255,31 +255,34 @@ test('a missing denied path inside the workspace cannot be created', async () =>
   await waitFor(() => !existsSync(join(ws.path, 'later')));
 });
 
-test('overlapping sandboxes never write through a denied path another one is masking', async () => {
-  // Each start may land while another sandbox's placeholder for the missing denied path is being
-  // made or removed: it must still mask it (never cover it as a user's folder) and start.
-  using ws = tempDir();
-  const context = codexSandbox(ws.path, [
-    ...WORKSPACE_WRITE_ENTRIES,
-    { path: special('project_roots', 'secret'), access: 'deny' },
-  ]);
-  const failures: string[] = [];
-  const worker = async (): Promise<void> => {
-    for (let round = 0; round < 10; round++) {
-      const result = await runSandboxed(
-        'mkdir -p secret 2>/dev/null; echo x > secret/f 2>/dev/null && echo WROTE || echo denied',
-        { cwd: ws.path, context },
-      );
-      if (result.exitCode !== 0 || result.stdout !== 'denied\n')
-        failures.push(`${result.exitCode}: ${result.stdout}${result.stderr}`);
-    }
-  };
-  await Promise.all([worker(), worker(), worker(), worker()]);
-  expect(failures).toEqual([]);
-  // Checked from the host: nothing was written there, and the last sandbox removed the mount point.
-  expect(existsSync(join(ws.path, 'secret', 'f'))).toBe(false);
-  await waitFor(() => !existsSync(join(ws.path, 'secret')), { what: 'the placeholder to be removed' });
-});
+test.each(['deny', 'read'] as const)(
+  'overlapping sandboxes never write through a missing %s path another one is masking',
+  async (access) => {
+    // Each start may land while another sandbox's placeholder for the missing path is being made
+    // or removed: it must still mask it (never drop the rule, never cover it as a user's folder).
+    using ws = tempDir();
+    const context = codexSandbox(ws.path, [
+      ...WORKSPACE_WRITE_ENTRIES,
+      { path: special('project_roots', 'secret'), access },
+    ]);
+    const failures: string[] = [];
+    const worker = async (): Promise<void> => {
+      for (let round = 0; round < 10; round++) {
+        const result = await runSandboxed(
+          'mkdir -p secret 2>/dev/null; echo x > secret/f 2>/dev/null && echo WROTE || echo refused',
+          { cwd: ws.path, context },
+        );
+        if (result.exitCode !== 0 || result.stdout !== 'refused\n')
+          failures.push(`${result.exitCode}: ${result.stdout}${result.stderr}`);
+      }
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    expect(failures).toEqual([]);
+    // Checked from the host: nothing was written there, and the last sandbox removed the mount point.
+    expect(existsSync(join(ws.path, 'secret', 'f'))).toBe(false);
+    await waitFor(() => !existsSync(join(ws.path, 'secret')), { what: 'the placeholder to be removed' });
+  },
+);
 
 test('a denied folder holding the workspace: the workspace stays usable, its siblings unreadable', async () => {
   using parent = tempDir();
