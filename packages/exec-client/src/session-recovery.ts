@@ -107,7 +107,14 @@ export class SessionRecovery {
         }
       } catch (error) {
         if (!host.isRecovering()) return;
-        lastError = error;
+        // An attempt the deadline cut short only says that time ran out ("timed out connecting
+        // after 6 ms"); what an earlier attempt met (a refusal, a real timeout) says why.
+        const cutShort =
+          attempt > 0 &&
+          performance.now() >= deadline - 1 &&
+          ExecError.is(error) &&
+          error.code === 'connectTimeout';
+        if (!cutShort) lastError = error;
         host.options.logger.debug('session resume attempt failed', { attempt, error });
         if (!isRetryable(error)) break;
         continue;
