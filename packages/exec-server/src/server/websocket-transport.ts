@@ -64,6 +64,12 @@ export class WebSocketTransport implements ConnectionTransport {
   readonly #keepalive: NodeJS.Timeout | undefined;
   #codec: CodecName | undefined;
   #missedPings = 0;
+  /** Bytes of frames handed to the socket so far (pings and pongs not counted). */
+  #sentBytes = 0;
+  /** `#sentBytes` when each unanswered ping was sent, oldest first (pongs come back in order). */
+  readonly #pingMarks: number[] = [];
+  /** The peer has read at least this much: what was sent before the last ping it answered. */
+  #readUpTo = 0;
   #paused = false;
   /** When the peer last sent anything (a frame, a ping or a pong). */
   #lastHeardMs = performance.now();
@@ -97,6 +103,8 @@ export class WebSocketTransport implements ConnectionTransport {
     socket.on('message', (data, isBinary) => this.#onFrame(data, isBinary));
     socket.on('pong', () => {
       this.#missedPings = 0;
+      const mark = this.#pingMarks.shift();
+      if (mark !== undefined) this.#readUpTo = mark;
       this.#lastHeardMs = performance.now();
     });
     socket.on('ping', () => {
@@ -202,7 +210,7 @@ export class WebSocketTransport implements ConnectionTransport {
     if (this.#probe !== undefined || this.#socket.readyState !== this.#socket.OPEN) return;
     const startedMs = performance.now();
     const backlog = this.#socket.bufferedAmount;
-    this.#socket.ping();
+    this.#sendPing();
     this.#probe = setTimeout(() => {
       this.#probe = undefined;
       if (this.#socket.readyState !== this.#socket.OPEN) return;
@@ -276,6 +284,7 @@ export class WebSocketTransport implements ConnectionTransport {
   /** Queues one frame; while congested, its flush is reported so the gate sees the backlog drain. */
   #send(frame: string | Uint8Array, codec: CodecName): void {
     const onFlushed = this.#gate.congested ? this.#onFlushed : undefined;
+    this.#sentBytes += typeof frame === 'string' ? frame.length : frame.byteLength;
     this.#socket.send(frame, { binary: codec === 'msgpack' }, onFlushed);
   }
 
@@ -285,6 +294,7 @@ export class WebSocketTransport implements ConnectionTransport {
    */
   #sendParts(parts: readonly Uint8Array[]): void {
     const last = parts.length - 1;
+    this.#sentBytes += byteLengthOf(parts);
     for (let i = 0; i < last; i++) this.#socket.send(parts[i]!, { binary: true, fin: false });
     this.#socket.send(
       parts[last]!,
@@ -325,9 +335,12 @@ export class WebSocketTransport implements ConnectionTransport {
     if (this.#socket.readyState !== this.#socket.OPEN) return;
     // While we stopped reading, the peer's pongs sit unread: that is our backlog, not a dead peer.
     // While the peer has not read what we sent, our pings wait behind it: a client that reads
-    // slowly (its children held back meanwhile) is not dead either. A dead peer with data in
-    // flight is caught by TCP's retransmission timeout, which ends the socket.
-    if (this.#paused || this.#socket.bufferedAmount > 0) this.#missedPings = 0;
+    // slowly (its children held back meanwhile) is not dead either, whether the unread data is
+    // still in our queue or already in the kernel's buffers (megabytes on a fast link: our queue
+    // is empty until they fill). A dead peer with data in flight is caught by TCP's
+    // retransmission timeout, and a resume of its session probes it (`probeLiveness`).
+    const unread = this.#socket.bufferedAmount > 0 || this.#sentBytes > this.#readUpTo;
+    if (this.#paused || unread) this.#missedPings = 0;
     this.#logger.trace('keepalive ping', { connection: this.label, missed: this.#missedPings });
     if (this.#missedPings >= KEEPALIVE_MISSES_BEFORE_TERMINATE) {
       this.#logger.warn('peer stopped answering pings; dropping connection', { connection: this.label });
@@ -335,6 +348,11 @@ export class WebSocketTransport implements ConnectionTransport {
       return;
     }
     this.#missedPings++;
+    this.#sendPing();
+  }
+
+  #sendPing(): void {
+    this.#pingMarks.push(this.#sentBytes);
     this.#socket.ping();
   }
 }

@@ -271,3 +271,38 @@ test('a client that reads nothing for many keepalive intervals keeps its connect
   follower.expectCompleteInOrder();
   expect(client.socket.readyState).toBe(client.socket.OPEN);
 }, 240_000);
+
+test('a client that stops reading with our output still in the kernel buffers keeps its connection', async () => {
+  // 64 KiB leaves the server's queue at once (the sockets' buffers take it), so the server's
+  // queue is empty while the client has not read it: its pings wait behind that, they are not missed.
+  const { logger, records } = captureLogger();
+  await using server = await startWatchedServer({ keepaliveIntervalMs: 20, logger });
+  await using client = await RawWsClient.connect(server.url);
+  await client.initialize();
+  const follower = new Follower(client, 'small');
+  client.pause();
+  const id = client.request('process/start', {
+    processId: 'small',
+    argv: ['/bin/sh', '-c', 'head -c 65536 /dev/zero; sleep 1'],
+    cwd: CWD,
+    env: {},
+    tty: false,
+  });
+  const pings = () => records.filter((record) => record.message === 'keepalive ping').length;
+  await waitFor(
+    () =>
+      pings() >= 2 * KEEPALIVE_MISSES_BEFORE_TERMINATE + 2 &&
+      server.watched[0]?.list().processes[0]?.state === 'closed',
+    {
+      what: 'many keepalive pings after the command closed',
+      timeoutMs: STREAM_TIMEOUT_MS,
+    },
+  );
+  expect(records.filter((record) => record.message.startsWith('peer stopped answering'))).toEqual([]);
+  client.resume();
+  expect(await client.response(id)).toHaveProperty('result');
+  await waitFor(() => follower.closed, { what: 'process/closed', timeoutMs: STREAM_TIMEOUT_MS });
+  expect(follower.stdoutBytes).toBe(65536);
+  follower.expectCompleteInOrder();
+  expect(client.socket.readyState).toBe(client.socket.OPEN);
+});

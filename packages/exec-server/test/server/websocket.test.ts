@@ -197,6 +197,25 @@ describe('framing', () => {
     await waitFor(() => client.pings >= 2, { what: 'two pings' });
   });
 
+  test('a peer that stops answering after it has read everything is dropped by the keepalive alone', async () => {
+    const { logger, records } = captureLogger();
+    await using server = await startTestServer({ fake: true, keepaliveIntervalMs: 25, logger });
+    const stale = await connect(server.url);
+    await stale.initialize();
+    // Pongs after the initialize response: the peer has read all the server sent.
+    const seen = stale.pings;
+    await waitFor(() => stale.pings >= seen + 2, { what: 'two pings answered' });
+    stale.pause();
+    await waitFor(
+      () => records.some((record) => record.message === 'peer stopped answering pings; dropping connection'),
+      {
+        what: 'the keepalive to drop the silent peer',
+      },
+    );
+    stale.resume();
+    await stale.closed;
+  });
+
   test('a peer that stops answering pings is dropped and its session can be resumed', async () => {
     await using server = await startTestServer({ fake: true, keepaliveIntervalMs: 25 });
     const stale = await connect(server.url);
