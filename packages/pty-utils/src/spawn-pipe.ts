@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { ExecError, NOOP_LOGGER } from '@execd/protocol';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from './constants.ts';
@@ -6,6 +6,7 @@ import { resolveSpawn } from './executables/resolve-program.ts';
 import { toExitStatus } from './exit-status.ts';
 import { joinCgroupsCommand } from './internal/cgroup-join.ts';
 import { ChildHandle, type StdinPort } from './internal/child-handle.ts';
+import { forkInsideGroups, threadJoinPlan } from './internal/thread-cgroup.ts';
 import { stdinClosedError } from './stdin-closed.ts';
 import type { ExitStatus, PipeSpawnOptions, SpawnedProcess } from './types.ts';
 
@@ -74,26 +75,31 @@ function waitForSpawn(child: ChildProcess, file: string): Promise<void> {
 export async function spawnPipe(options: PipeSpawnOptions): Promise<SpawnedProcess> {
   const resolved = resolveSpawn(options);
   const logger = options.logger ?? NOOP_LOGGER;
-  const pipeStdin = options.stdin === 'pipe';
-  const joined =
-    options.joinCgroups === undefined || options.joinCgroups.length === 0
-      ? undefined
-      : joinCgroupsCommand(
-          options.joinCgroups,
-          resolved.file,
-          resolved.arg0,
-          resolved.argv.slice(1),
-          resolved.env,
-        );
+  const stdio: StdioOptions = [options.stdin === 'pipe' ? 'pipe' : 'ignore', 'pipe', 'pipe'];
+  const joinGroups = options.joinCgroups !== undefined && options.joinCgroups.length > 0;
+  const threadJoin = joinGroups ? threadJoinPlan(options.joinCgroups ?? [], options.cgroupHome) : undefined;
+  const spawnDirect = (): ChildProcess =>
+    spawn(resolved.file, resolved.argv.slice(1), {
+      cwd: resolved.cwd,
+      env: resolved.env,
+      argv0: resolved.arg0,
+      detached: true,
+      stdio,
+    });
+  const spawnJoined = (): ChildProcess => {
+    const joined = joinCgroupsCommand(
+      options.joinCgroups ?? [],
+      resolved.file,
+      resolved.arg0,
+      resolved.argv.slice(1),
+      resolved.env,
+    );
+    return spawn(joined.file, joined.args, { cwd: resolved.cwd, env: joined.env, detached: true, stdio });
+  };
   let child: ChildProcess;
   try {
-    child = spawn(joined?.file ?? resolved.file, joined?.args ?? resolved.argv.slice(1), {
-      cwd: resolved.cwd,
-      env: joined?.env ?? resolved.env,
-      ...(joined === undefined ? { argv0: resolved.arg0 } : {}),
-      detached: true,
-      stdio: [pipeStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-    });
+    if (!joinGroups) child = spawnDirect();
+    else child = (threadJoin && forkInsideGroups(threadJoin, spawnDirect, logger)?.value) ?? spawnJoined();
   } catch (error) {
     throw new ExecError('spawnFailed', `failed to spawn ${resolved.file}: ${(error as Error).message}`, {
       cause: error,

@@ -39,6 +39,8 @@ export async function spawnPty(options: PtySpawnOptions): Promise<SpawnedProcess
   const rows = checkSize(options.rows ?? DEFAULT_PTY_ROWS, 'rows');
   const resolved = resolveSpawn(options);
   const logger = options.logger ?? NOOP_LOGGER;
+  // Always through the wrapper (`cgroupHome` is for pipes only): node-pty starts a thread that
+  // waits for the child, and one started inside the command's group would stay there.
   const joined =
     options.joinCgroups === undefined || options.joinCgroups.length === 0
       ? undefined

@@ -39,6 +39,12 @@ export interface SpawnOptions {
    * included, start in those cgroups. Failing to join exits 125 with an `execd:` line on stderr.
    */
   readonly joinCgroups?: readonly string[] | undefined;
+  /**
+   * cgroup v1: the spawning thread's own groups' `tasks` files, one per entry of `joinCgroups`
+   * (same hierarchies, same order). Given, `spawnPipe` forks the child from inside its groups (the
+   * thread steps in for the fork and back) and no wrapper runs; `spawnPty` always uses the wrapper.
+   */
+  readonly cgroupHome?: readonly string[] | undefined;
 }
 
 /** Options for `spawnPty`. */

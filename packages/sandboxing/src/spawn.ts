@@ -1,5 +1,11 @@
 import type { Logger, SandboxType } from '@execd/protocol';
-import { joinWrapperPerl, type SpawnedProcess, spawnPipe, spawnPty } from '@execd/pty-utils';
+import {
+  joinWrapperPerl,
+  type PipeSpawnOptions,
+  type SpawnedProcess,
+  spawnPipe,
+  spawnPty,
+} from '@execd/pty-utils';
 import { containProcess } from './contained-process.ts';
 import {
   type CommandCgroup,
@@ -83,13 +89,16 @@ export interface SpawnResult {
 
 const NO_EVENTS: LimitEvents = Object.freeze({ memoryLimitHit: false, oomKills: 0, pidsLimitHit: false });
 
+/** How an unsandboxed command joins its group: pty-utils' spawn options of these names. */
+type CgroupJoin = Pick<PipeSpawnOptions, 'joinCgroups' | 'cgroupHome'>;
+
 /** The cgroup of one command, how it joins it, and (sandboxed) its limits. */
 interface CommandGroupSetup {
   readonly group?: CommandCgroup;
   /** Launcher lines of a bubblewrap command: join the group, set the file-size limit. */
   readonly preamble: string[];
-  /** An unsandboxed command's `cgroup.procs` files, joined by pty-utils' wrapper before exec. */
-  readonly joinCgroups?: readonly string[];
+  /** An unsandboxed command's group: pty-utils forks it inside (v1) or joins it before exec. */
+  readonly joinCgroups?: CgroupJoin;
   /** Set for a bubblewrap command. */
   readonly limits?: SpawnedLimits;
   /** An unsandboxed command without a group: the environment marker a `/proc` scan finds. */
@@ -115,7 +124,11 @@ async function commandGroup(request: SpawnRequest): Promise<CommandGroupSetup> {
       return { preamble: [], marker: newContainmentMarker() };
     try {
       const group = await createCommandCgroup(membershipOnly(control), {}, { logger: request.logger });
-      return { group, preamble: [], joinCgroups: group.procsFiles };
+      return {
+        group,
+        preamble: [],
+        joinCgroups: { joinCgroups: group.procsFiles, cgroupHome: group.homeTasksFiles },
+      };
     } catch (error) {
       request.logger?.warn('no cgroup for an unsandboxed command; containment by marker scan', { error });
       return { preamble: [], marker: newContainmentMarker() };
@@ -182,7 +195,7 @@ async function spawnPlanned(
   request: SpawnRequest,
   plan: SandboxPlan,
   route: NetworkRoute | undefined,
-  joinCgroups: readonly string[] | undefined,
+  joinCgroups: CgroupJoin | undefined,
 ): Promise<SpawnedProcess> {
   const { argv, env } = plan.commandLine(route);
   request.logger?.debug('sandboxing: spawn', {
@@ -197,7 +210,7 @@ async function spawnPlanned(
     arg0: plan.arg0,
     drainTimeoutMs: request.drainTimeoutMs,
     logger: request.logger,
-    joinCgroups,
+    ...joinCgroups,
   };
   return request.tty
     ? spawnPty({ ...options, cols: request.cols, rows: request.rows })
@@ -207,7 +220,7 @@ async function spawnPlanned(
 async function spawnPrepared(
   request: SpawnRequest,
   launcherPreamble: readonly string[],
-  joinCgroups: readonly string[] | undefined,
+  joinCgroups: CgroupJoin | undefined,
 ): Promise<SpawnResult> {
   const managed = request.managedNetwork;
   // Everything that can refuse the command (unsupported, invalidParams, a missing program)

@@ -2,7 +2,9 @@
 // ends its whole tree, `setsid` daemons, double-forked orphans and `nohup` children included,
 // checked from the host in /proc; and an interrupt reaches the command's own process group
 // inside the sandbox, so its trap runs and its own exit status is reported (pipes and PTYs).
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { CGROUP_JOIN_FAILED_EXIT_CODE, spawnPipe } from '@execd/pty-utils';
 import { waitFor } from '@execd/test-kit';
 import { describe, expect, test } from 'vitest';
 import {
@@ -146,6 +148,97 @@ describe.skipIf(!hasCgroups)('containment: nothing outlives its command', () => 
     expect(await launched.limits?.describeHit()).toMatch(/CPU-time limit \(0\.5 s\)/);
   });
 });
+
+/** This thread's v1 pids cgroup, as /proc/thread-self/cgroup names it. */
+function threadPidsGroup(): string | undefined {
+  const line = readFileSync('/proc/thread-self/cgroup', 'utf8')
+    .split('\n')
+    .find((entry) => entry.split(':')[1]?.split(',').includes('pids'));
+  return line?.split(':')[2];
+}
+
+// On cgroup v1 an unsandboxed command on pipes is forked from inside its group (the spawning
+// thread steps in for the fork and back): no wrapper exec, and the command is a member from its
+// first instruction. A PTY command joins through the wrapper. Either way no thread of the
+// executor may stay inside a command's group.
+describe.skipIf(!hasCgroups || control.kind !== 'cgroup1' || control.parent.pids === undefined)(
+  'cgroup v1: unsandboxed commands are born in their group',
+  () => {
+    const home = () => threadPidsGroup();
+
+    for (const tty of [false, true]) {
+      test(`${tty ? 'PTY' : 'pipes'}: the first instruction and an immediate daemon are in the group; the executor is not`, async () => {
+        using ws = tempDir();
+        const marker = sleepMarker();
+        const before = home();
+        const launched = await spawnProcess({
+          command: [
+            '/bin/bash',
+            '--norc',
+            '-c',
+            `exec 3</proc/self/cgroup; setsid sleep ${marker} </dev/null >/dev/null 2>&1 & grep pids <&3; echo "argv0=$0"; read -r _`,
+          ],
+          cwd: ws.path,
+          env: childEnv(),
+          tty,
+          stdinOpen: !tty,
+        });
+        expect(home()).toBe(before);
+        const text = await outputUntil(launched, /argv0=/);
+        const group = /pids:(\S+)/.exec(text())?.[1];
+        expect(group).toMatch(/\/execd\/\d+\.\d+\.\d+\.\d+$/);
+        expect(group).not.toBe(before);
+        await waitFor(() => sleepPids(marker).length === 1, { what: 'the daemon' });
+        const dir = commandGroups().find((path) => path.endsWith(`/${basename(group ?? '-')}`));
+        const procs = readFileSync(`${dir}/cgroup.procs`, 'utf8');
+        expect(procs.split('\n')).toEqual(
+          expect.arrayContaining([String(launched.process.pid), String(sleepPids(marker)[0])]),
+        );
+        expect(procs.split('\n')).not.toContain(String(process.pid));
+        await launched.process.write('\n');
+        await launched.process.exited;
+        await launched.process.close();
+        await waitFor(() => sleepPids(marker).length === 0, { what: 'the daemon to be gone' });
+        expect(home()).toBe(before);
+      });
+    }
+
+    test('a spawn that fails (no such program) leaves the executor home', async () => {
+      using ws = tempDir();
+      const before = home();
+      await expect(
+        spawnProcess({
+          command: [`${ws.path}/missing`],
+          cwd: ws.path,
+          env: childEnv(),
+          tty: false,
+          stdinOpen: false,
+        }),
+      ).rejects.toMatchObject({ code: 'spawnFailed' });
+      expect(home()).toBe(before);
+    });
+
+    test('a group the thread cannot enter falls back to the wrapper, which reports the failure as exit 125', async () => {
+      using ws = tempDir();
+      const before = home();
+      const parent = control.kind === 'cgroup1' ? control.parent.pids! : '';
+      const proc = await spawnPipe({
+        argv: ['/bin/echo', 'never'],
+        cwd: ws.path,
+        env: childEnv(),
+        joinCgroups: [`${parent}/no-such-group/cgroup.procs`],
+        cgroupHome: [`${dirname(parent)}/tasks`],
+      });
+      let output = '';
+      for await (const chunk of proc.output()) output += Buffer.from(chunk.bytes).toString();
+      expect(await proc.closed).toEqual({ exitCode: CGROUP_JOIN_FAILED_EXIT_CODE, signal: null });
+      expect(output).toMatch(/^execd: cannot join the command cgroup .*no-such-group/m);
+      expect(output).not.toContain('never');
+      await proc.close();
+      expect(home()).toBe(before);
+    });
+  },
+);
 
 const TRAP = "trap 'echo INT-TRAP; exit 42' INT; echo ready; while :; do sleep 0.1; done";
 

@@ -29,6 +29,11 @@ export interface CommandCgroup extends AsyncDisposable {
   readonly name: string;
   /** The cgroup.procs file(s) the launcher writes its own pid into before exec'ing bubblewrap. */
   readonly procsFiles: readonly string[];
+  /**
+   * cgroup v1: the executor's own groups' `tasks` files, one per `procsFiles` entry. With them a
+   * spawn forks from inside the group (pty-utils' `cgroupHome`) instead of joining through a wrapper.
+   */
+  readonly homeTasksFiles?: readonly string[];
   /** The group's directories (one on v2, one per controller on v1). */
   readonly paths: readonly string[];
   /** The limits in force: those requested that this host's controllers can enforce. */
@@ -174,6 +179,7 @@ export async function createCommandCgroup(
   return {
     name,
     procsFiles: layout.procsFiles,
+    ...(layout.homeTasksFiles === undefined ? {} : { homeTasksFiles: layout.homeTasksFiles }),
     paths: layout.paths,
     limits: applied,
     readEvents: async () => final?.events ?? (await readEvents()),

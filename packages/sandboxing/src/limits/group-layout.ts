@@ -12,6 +12,8 @@ export interface GroupLayout {
   readonly procsFiles: readonly string[];
   /** v2's cgroup.kill. */
   readonly killFile?: string;
+  /** v1: the `tasks` file of the executor's own group above each directory (`<own>/execd/<name>`). */
+  readonly homeTasksFiles?: readonly string[];
 }
 
 /** The layout of group `name` under a control's parent(s). */
@@ -33,7 +35,13 @@ export function groupLayout(control: Exclude<ResourceControl, { kind: 'none' }>,
     if (parent !== undefined) dirs.set(c, posix.join(parent, name));
   }
   const paths = [...new Set(dirs.values())];
-  return { kind: 'cgroup1', dirs, paths, procsFiles: paths.map((p) => posix.join(p, 'cgroup.procs')) };
+  return {
+    kind: 'cgroup1',
+    dirs,
+    paths,
+    procsFiles: paths.map((p) => posix.join(p, 'cgroup.procs')),
+    homeTasksFiles: paths.map((p) => posix.join(posix.dirname(posix.dirname(p)), 'tasks')),
+  };
 }
 
 /** Writes the limits the layout can enforce; returns those now in force. */

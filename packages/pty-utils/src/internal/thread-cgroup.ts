@@ -1,0 +1,104 @@
+import { writeFileSync } from 'node:fs';
+import { posix } from 'node:path';
+import type { Logger } from '@execd/protocol';
+
+/**
+ * Joining a command's cgroups without a wrapper exec, on cgroup v1.
+ *
+ * A child is born in the cgroups of the thread that forks it, and v1 moves a single thread when
+ * `0` (the writing thread) is written to a group's `tasks` file. So the spawning thread steps
+ * into the command's groups, forks, and steps back, all in one synchronous step: no other work
+ * of the executor runs while it is inside, and the child and everything it ever starts (a
+ * `setsid` daemon forked on its first instruction included) are members from birth. This spares
+ * the perl wrapper's exec (about as much as the spawn itself); v2 moves whole processes only, so
+ * there the wrapper stays.
+ */
+
+/** Where the spawning thread goes for the fork, and where it returns. */
+export interface ThreadJoin {
+  /** The command groups' `tasks` files. */
+  readonly into: readonly string[];
+  /** The spawning thread's own groups' `tasks` files, in the same hierarchies. */
+  readonly back: readonly string[];
+}
+
+/** Home `tasks` files found writable (true) or not (false), so each is tried once. */
+const homeUsable = new Map<string, boolean>();
+
+function enter(tasksFile: string): void {
+  writeFileSync(tasksFile, '0');
+}
+
+/**
+ * The thread move for `procsFiles` (v1 `cgroup.procs` files) given the thread's own groups
+ * (`homeTasksFiles`, one per hierarchy, same order); undefined when it cannot be used and the
+ * wrapper must join. A home is proven writable once, by moving the thread to where it already is.
+ */
+export function threadJoinPlan(
+  procsFiles: readonly string[],
+  homeTasksFiles: readonly string[] | undefined,
+): ThreadJoin | undefined {
+  if (process.platform !== 'linux') return undefined;
+  if (homeTasksFiles === undefined || homeTasksFiles.length !== procsFiles.length) return undefined;
+  const into: string[] = [];
+  for (const file of procsFiles) {
+    if (posix.basename(file) !== 'cgroup.procs') return undefined;
+    into.push(posix.join(posix.dirname(file), 'tasks'));
+  }
+  for (const home of homeTasksFiles) {
+    let usable = homeUsable.get(home);
+    if (usable === undefined) {
+      try {
+        enter(home);
+        usable = true;
+      } catch {
+        usable = false;
+      }
+      homeUsable.set(home, usable);
+    }
+    if (!usable) return undefined;
+  }
+  return { into, back: homeTasksFiles };
+}
+
+/**
+ * Runs `fork` (which must fork synchronously) with the calling thread inside the groups of
+ * `plan`, then moves the thread home. Returns undefined without calling `fork` when a move in
+ * fails (the caller falls back to the wrapper, which reports the failure as the command's).
+ */
+export function forkInsideGroups<T>(
+  plan: ThreadJoin,
+  fork: () => T,
+  logger: Logger,
+): { value: T } | undefined {
+  let moved = 0;
+  try {
+    for (const file of plan.into) {
+      enter(file);
+      moved += 1;
+    }
+  } catch (error) {
+    logger.debug('cannot fork inside the command cgroup; joining through the wrapper', { error });
+    goHome(plan, moved, logger);
+    return undefined;
+  }
+  try {
+    return { value: fork() };
+  } finally {
+    goHome(plan, moved, logger);
+  }
+}
+
+function goHome(plan: ThreadJoin, moved: number, logger: Logger): void {
+  for (let i = 0; i < moved; i++) {
+    const home = plan.back[i]!;
+    try {
+      enter(home);
+    } catch (error) {
+      // Proven writable before; if it no longer is, later spawns use the wrapper. The thread
+      // stays in a command group, whose kill never signals the executor itself.
+      homeUsable.set(home, false);
+      logger.error('the spawning thread could not leave a command cgroup', { home, error });
+    }
+  }
+}
