@@ -87,13 +87,7 @@ export async function spawnPipe(options: PipeSpawnOptions): Promise<SpawnedProce
       stdio,
     });
   const spawnJoined = (): ChildProcess => {
-    const joined = joinCgroupsCommand(
-      options.joinCgroups ?? [],
-      resolved.file,
-      resolved.arg0,
-      resolved.argv.slice(1),
-      resolved.env,
-    );
+    const joined = joinCgroupsCommand(options.joinCgroups ?? [], resolved);
     return spawn(joined.file, joined.args, { cwd: resolved.cwd, env: joined.env, detached: true, stdio });
   };
   let child: ChildProcess;

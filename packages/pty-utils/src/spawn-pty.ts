@@ -9,6 +9,7 @@ import { ChildHandle } from './internal/child-handle.ts';
 import { openMasterReader } from './internal/master-reader.ts';
 import { loadNativePty } from './internal/native-pty.ts';
 import { drainMaster, PtyStdin } from './internal/pty-master.ts';
+import { forkInsideGroups, threadJoinPlan } from './internal/thread-cgroup.ts';
 import type { ExitStatus, PtySpawnOptions, SpawnedProcess } from './types.ts';
 
 function checkSize(value: number, what: string): number {
@@ -39,32 +40,18 @@ export async function spawnPty(options: PtySpawnOptions): Promise<SpawnedProcess
   const rows = checkSize(options.rows ?? DEFAULT_PTY_ROWS, 'rows');
   const resolved = resolveSpawn(options);
   const logger = options.logger ?? NOOP_LOGGER;
-  // Always through the wrapper (`cgroupHome` is for pipes only): node-pty starts a thread that
-  // waits for the child, and one started inside the command's group would stay there.
-  const joined =
-    options.joinCgroups === undefined || options.joinCgroups.length === 0
-      ? undefined
-      : joinCgroupsCommand(
-          options.joinCgroups,
-          resolved.file,
-          resolved.arg0,
-          resolved.argv.slice(1),
-          resolved.env,
-        );
-  // The join wrapper sets argv[0] itself; otherwise see `ptyCommand`.
-  const command = joined ?? ptyCommand(resolved);
+  const joinGroups = options.joinCgroups !== undefined && options.joinCgroups.length > 0;
+  const threadJoin = joinGroups ? threadJoinPlan(options.joinCgroups ?? [], options.cgroupHome) : undefined;
   const { native, helperPath } = loadNativePty();
-  const envPairs = Object.entries(joined?.env ?? resolved.env).map(([key, value]) => `${key}=${value}`);
   let reportExit!: (status: ExitStatus) => void;
   const exit = new Promise<ExitStatus>((resolve) => {
     reportExit = resolve;
   });
-  let forked: ReturnType<typeof native.fork>;
-  try {
-    forked = native.fork(
+  const fork = (command: { file: string; args: readonly string[] }, env: Readonly<Record<string, string>>) =>
+    native.fork(
       command.file,
       command.args,
-      envPairs,
+      Object.entries(env).map(([key, value]) => `${key}=${value}`),
       resolved.cwd,
       cols,
       rows,
@@ -74,6 +61,16 @@ export async function spawnPty(options: PtySpawnOptions): Promise<SpawnedProcess
       helperPath,
       (code, signal) => reportExit(toPtyExitStatus(code, signal)),
     );
+  // The join wrapper sets argv[0] itself; otherwise see `ptyCommand`.
+  const forkDirect = () => fork(ptyCommand(resolved), resolved.env);
+  const forkJoined = () => {
+    const joined = joinCgroupsCommand(options.joinCgroups ?? [], resolved);
+    return fork(joined, joined.env);
+  };
+  let forked: ReturnType<typeof native.fork>;
+  try {
+    if (!joinGroups) forked = forkDirect();
+    else forked = (threadJoin && forkInsideGroups(threadJoin, forkDirect, logger)?.value) ?? forkJoined();
   } catch (error) {
     throw new ExecError(
       'spawnFailed',

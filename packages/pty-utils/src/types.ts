@@ -41,8 +41,8 @@ export interface SpawnOptions {
   readonly joinCgroups?: readonly string[] | undefined;
   /**
    * cgroup v1: the spawning thread's own groups' `tasks` files, one per entry of `joinCgroups`
-   * (same hierarchies, same order). Given, `spawnPipe` forks the child from inside its groups (the
-   * thread steps in for the fork and back) and no wrapper runs; `spawnPty` always uses the wrapper.
+   * (same hierarchies, same order). Given, the child is forked from inside its groups (the thread
+   * steps in for the fork and back) and no wrapper runs; see `forkInsideGroups`.
    */
   readonly cgroupHome?: readonly string[] | undefined;
 }

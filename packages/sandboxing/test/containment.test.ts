@@ -4,7 +4,7 @@
 // inside the sandbox, so its trap runs and its own exit status is reported (pipes and PTYs).
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { CGROUP_JOIN_FAILED_EXIT_CODE, spawnPipe } from '@execd/pty-utils';
+import { CGROUP_JOIN_FAILED_EXIT_CODE, spawnPipe, spawnPty } from '@execd/pty-utils';
 import { waitFor } from '@execd/test-kit';
 import { describe, expect, test } from 'vitest';
 import {
@@ -157,10 +157,10 @@ function threadPidsGroup(): string | undefined {
   return line?.split(':')[2];
 }
 
-// On cgroup v1 an unsandboxed command on pipes is forked from inside its group (the spawning
-// thread steps in for the fork and back): no wrapper exec, and the command is a member from its
-// first instruction. A PTY command joins through the wrapper. Either way no thread of the
-// executor may stay inside a command's group.
+// On cgroup v1 an unsandboxed command is forked from inside its group (the spawning thread steps
+// in for the fork and back): no wrapper exec, and the command is a member from its first
+// instruction. No thread of the executor may stay inside a command's group: not the spawning
+// one, and not node-pty's waiter, which a PTY fork starts while inside.
 describe.skipIf(!hasCgroups || control.kind !== 'cgroup1' || control.parent.pids === undefined)(
   'cgroup v1: unsandboxed commands are born in their group',
   () => {
@@ -218,25 +218,28 @@ describe.skipIf(!hasCgroups || control.kind !== 'cgroup1' || control.parent.pids
       expect(home()).toBe(before);
     });
 
-    test('a group the thread cannot enter falls back to the wrapper, which reports the failure as exit 125', async () => {
-      using ws = tempDir();
-      const before = home();
-      const parent = control.kind === 'cgroup1' ? control.parent.pids! : '';
-      const proc = await spawnPipe({
-        argv: ['/bin/echo', 'never'],
-        cwd: ws.path,
-        env: childEnv(),
-        joinCgroups: [`${parent}/no-such-group/cgroup.procs`],
-        cgroupHome: [`${dirname(parent)}/tasks`],
+    for (const tty of [false, true]) {
+      test(`${tty ? 'PTY' : 'pipes'}: a group the thread cannot enter falls back to the wrapper, which reports exit 125`, async () => {
+        using ws = tempDir();
+        const before = home();
+        const parent = control.kind === 'cgroup1' ? control.parent.pids! : '';
+        const options = {
+          argv: ['/bin/echo', 'never'],
+          cwd: ws.path,
+          env: childEnv(),
+          joinCgroups: [`${parent}/no-such-group/cgroup.procs`],
+          cgroupHome: [`${dirname(parent)}/tasks`],
+        };
+        const proc = tty ? await spawnPty(options) : await spawnPipe(options);
+        let output = '';
+        for await (const chunk of proc.output()) output += Buffer.from(chunk.bytes).toString();
+        expect(await proc.closed).toEqual({ exitCode: CGROUP_JOIN_FAILED_EXIT_CODE, signal: null });
+        expect(output).toMatch(/^execd: cannot join the command cgroup .*no-such-group/m);
+        expect(output).not.toContain('never');
+        await proc.close();
+        expect(home()).toBe(before);
       });
-      let output = '';
-      for await (const chunk of proc.output()) output += Buffer.from(chunk.bytes).toString();
-      expect(await proc.closed).toEqual({ exitCode: CGROUP_JOIN_FAILED_EXIT_CODE, signal: null });
-      expect(output).toMatch(/^execd: cannot join the command cgroup .*no-such-group/m);
-      expect(output).not.toContain('never');
-      await proc.close();
-      expect(home()).toBe(before);
-    });
+    }
   },
 );
 

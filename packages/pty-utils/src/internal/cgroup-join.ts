@@ -1,4 +1,5 @@
 import { ExecError } from '@execd/protocol';
+import type { ResolvedSpawn } from '../executables/resolve-program.ts';
 import { findTrustedExecutable } from '../executables/trusted-executable.ts';
 
 /**
@@ -48,16 +49,13 @@ export interface JoinedSpawn {
 }
 
 /**
- * Wraps `file arg0 args…` so that it joins `procsFiles` before it execs. Throws `unsupported`
- * when no trusted perl is installed (callers check {@link joinWrapperPerl} first).
+ * Wraps the resolved spawn (`file`, `arg0`, its arguments, its environment) so that it joins
+ * `procsFiles` before it execs. Throws `unsupported` when no trusted perl is installed (callers
+ * check {@link joinWrapperPerl} first).
  */
-export function joinCgroupsCommand(
-  procsFiles: readonly string[],
-  file: string,
-  arg0: string,
-  args: readonly string[],
-  env: Readonly<Record<string, string>>,
-): JoinedSpawn {
+export function joinCgroupsCommand(procsFiles: readonly string[], spawn: ResolvedSpawn): JoinedSpawn {
+  const { file, arg0, env } = spawn;
+  const args = spawn.argv.slice(1);
   const wrapper = joinWrapperPerl();
   if (wrapper === null) {
     throw new ExecError('unsupported', 'joining a command cgroup needs perl in /usr/bin or /bin');

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { posix } from 'node:path';
 import type { Logger } from '@execd/protocol';
 
@@ -9,9 +9,10 @@ import type { Logger } from '@execd/protocol';
  * `0` (the writing thread) is written to a group's `tasks` file. So the spawning thread steps
  * into the command's groups, forks, and steps back, all in one synchronous step: no other work
  * of the executor runs while it is inside, and the child and everything it ever starts (a
- * `setsid` daemon forked on its first instruction included) are members from birth. This spares
- * the perl wrapper's exec (about as much as the spawn itself); v2 moves whole processes only, so
- * there the wrapper stays.
+ * `setsid` daemon forked on its first instruction included) are members from birth. A thread the
+ * fork itself started (node-pty's waiter) is moved back by its id. This spares the perl
+ * wrapper's exec (about as much as the spawn itself); v2 moves whole processes only, so there
+ * the wrapper stays.
  */
 
 /** Where the spawning thread goes for the fork, and where it returns. */
@@ -86,6 +87,30 @@ export function forkInsideGroups<T>(
     return { value: fork() };
   } finally {
     goHome(plan, moved, logger);
+    bringThreadsHome(plan, moved, logger);
+  }
+}
+
+/**
+ * Moves back any other thread of this process that `fork` started while the spawning thread was
+ * inside a group (node-pty starts one to wait for its child): found in the group's `tasks`.
+ */
+function bringThreadsHome(plan: ThreadJoin, moved: number, logger: Logger): void {
+  for (let i = 0; i < moved; i++) {
+    let tids: string[];
+    try {
+      tids = readFileSync(plan.into[i]!, 'utf8').split('\n');
+    } catch {
+      continue; // the group is gone: nothing of ours can be in it
+    }
+    for (const tid of tids) {
+      if (tid === '' || !existsSync(`/proc/self/task/${tid}`)) continue;
+      try {
+        writeFileSync(plan.back[i]!, tid);
+      } catch (error) {
+        logger.error('a thread of the executor could not leave a command cgroup', { tid, error });
+      }
+    }
   }
 }
 
