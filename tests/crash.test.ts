@@ -1,9 +1,11 @@
 // Crash: the execd-server CLI killed with SIGKILL mid-stream. Its children must die with it (none
 // orphaned), its clients must get the documented failure, and a restarted server must serve new
-// sessions.
+// sessions and kill what escaped the dead one (a daemon in its own session, still in its
+// command's cgroup).
 import { randomUUID } from 'node:crypto';
 import { ExecServerClient } from '@execd/exec-client';
 import { RpcError } from '@execd/protocol';
+import { detectResourceControl } from '@execd/sandboxing';
 import { descendants, isProcessRunning, processesWithEnv, waitFor } from '@execd/test-kit';
 import { afterEach, describe, expect, test } from 'vitest';
 import { CliServer } from './helpers/cli-server.ts';
@@ -119,4 +121,48 @@ describe('execd-server killed with SIGKILL mid-stream', () => {
       expect(fresh.sessionId).not.toBe(remote.sessionId);
     },
   );
+});
+
+const control = await detectResourceControl({ sweepStale: false });
+const hasCgroups = process.platform === 'linux' && process.getuid?.() === 0 && control.kind !== 'none';
+
+describe.skipIf(!hasCgroups)('a daemon that outlived a SIGKILLed server', () => {
+  test('is killed when a server starts again (its command cgroup is swept)', async () => {
+    const mark = randomUUID();
+    const env = childEnv({ [MARK]: mark });
+    const server = await cliServer();
+    const remote = await client(server.url, 'msgpack');
+    // A daemon in a session of its own: the orphan guard's group and session kills miss it; it
+    // is still in the command's cgroup.
+    const daemonizing = await remote.start(
+      execParams({
+        processId: 'daemonizing',
+        argv: ['sh', '-c', 'setsid sleep 605 </dev/null >/dev/null 2>&1 & echo started; sleep 606'],
+        env,
+      }),
+    );
+    void collect(daemonizing);
+    const daemons = () =>
+      processesWithEnv(MARK, mark).filter((stat) => stat.sid === stat.pid && stat.comm === 'sleep');
+    await waitFor(() => daemons().length === 1 && processesWithEnv(MARK, mark).length >= 3, {
+      timeoutMs: 30_000,
+      what: 'the command and its daemon',
+    });
+    const [daemon] = daemons();
+    await server.kill('SIGKILL');
+    // The command's own tree dies with the server; the daemon does not (yet).
+    await waitFor(() => processesWithEnv(MARK, mark).length === 1, {
+      timeoutMs: 20_000,
+      what: 'everything but the daemon to die',
+    });
+    expect(isProcessRunning(daemon!.pid)).toBe(true);
+    // A new server sweeps the dead one's command groups at start and kills what is left in them.
+    const restarted = await cliServer();
+    await client(restarted.url, 'msgpack');
+    await waitFor(() => !isProcessRunning(daemon!.pid), {
+      timeoutMs: 20_000,
+      what: 'the daemon to be killed',
+    });
+    expect(processesWithEnv(MARK, mark)).toEqual([]);
+  });
 });
