@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { ExecServerClient } from '@execd/exec-client';
 import { RpcError } from '@execd/protocol';
 import { detectResourceControl } from '@execd/sandboxing';
-import { descendants, isProcessRunning, processesWithEnv, waitFor } from '@execd/test-kit';
+import { cmdline, descendants, isProcessRunning, processesWithEnv, waitFor } from '@execd/test-kit';
 import { afterEach, describe, expect, test } from 'vitest';
 import { CliServer } from './helpers/cli-server.ts';
 import { childEnv, collect, execParams } from './helpers/exec.ts';
@@ -126,43 +126,54 @@ describe('execd-server killed with SIGKILL mid-stream', () => {
 const control = await detectResourceControl({ sweepStale: false });
 const hasCgroups = process.platform === 'linux' && process.getuid?.() === 0 && control.kind !== 'none';
 
-describe.skipIf(!hasCgroups)('a daemon that outlived a SIGKILLed server', () => {
-  test('is killed when a server starts again (its command cgroup is swept)', async () => {
-    const mark = randomUUID();
-    const env = childEnv({ [MARK]: mark });
+describe.skipIf(!hasCgroups)('a daemon in a session of its own and a SIGKILLed server', () => {
+  /** Starts a command that leaves a `setsid` daemon (no process group or session reaches it). */
+  async function daemonizing(mark: string): Promise<{ server: CliServer; daemon: number }> {
     const server = await cliServer();
     const remote = await client(server.url, 'msgpack');
-    // A daemon in a session of its own: the orphan guard's group and session kills miss it; it
-    // is still in the command's cgroup.
-    const daemonizing = await remote.start(
+    const command = await remote.start(
       execParams({
         processId: 'daemonizing',
         argv: ['sh', '-c', 'setsid sleep 605 </dev/null >/dev/null 2>&1 & echo started; sleep 606'],
-        env,
+        env: childEnv({ [MARK]: mark }),
       }),
     );
-    void collect(daemonizing);
+    void collect(command);
     const daemons = () =>
       processesWithEnv(MARK, mark).filter((stat) => stat.sid === stat.pid && stat.comm === 'sleep');
     await waitFor(() => daemons().length === 1 && processesWithEnv(MARK, mark).length >= 3, {
       timeoutMs: 30_000,
       what: 'the command and its daemon',
     });
-    const [daemon] = daemons();
+    return { server, daemon: daemons()[0]!.pid };
+  }
+
+  test('dies with the server: the watchdog kills what is in the command cgroup', async () => {
+    const mark = randomUUID();
+    const { server } = await daemonizing(mark);
     await server.kill('SIGKILL');
-    // The command's own tree dies with the server; the daemon does not (yet).
-    await waitFor(() => processesWithEnv(MARK, mark).length === 1, {
+    await waitFor(() => processesWithEnv(MARK, mark).length === 0, {
       timeoutMs: 20_000,
-      what: 'everything but the daemon to die',
+      what: `every process of the command, the daemon included, to die (left: ${JSON.stringify(processesWithEnv(MARK, mark))})`,
     });
-    expect(isProcessRunning(daemon!.pid)).toBe(true);
-    // A new server sweeps the dead one's command groups at start and kills what is left in them.
+  });
+
+  test('when the watchdog dies too, a server started again kills it (its cgroup is swept)', async () => {
+    const mark = randomUUID();
+    const { server, daemon } = await daemonizing(mark);
+    // Frozen, the server cannot start a new watchdog; then both go without any cleanup.
+    const watchdog = descendants(server.pid).find((stat) => /^\/bin\/sh -c trap /.test(cmdline(stat.pid)));
+    expect(watchdog).toBeDefined();
+    process.kill(server.pid, 'SIGSTOP');
+    process.kill(watchdog!.pid, 'SIGKILL');
+    await waitFor(() => !isProcessRunning(watchdog!.pid), { what: 'the watchdog to die' });
+    await server.kill('SIGKILL');
+    expect(isProcessRunning(daemon)).toBe(true);
     const restarted = await cliServer();
     await client(restarted.url, 'msgpack');
-    await waitFor(() => !isProcessRunning(daemon!.pid), {
+    await waitFor(() => processesWithEnv(MARK, mark).length === 0, {
       timeoutMs: 20_000,
-      what: 'the daemon to be killed',
+      what: "the dead server's command and its daemon to be killed",
     });
-    expect(processesWithEnv(MARK, mark)).toEqual([]);
   });
 });

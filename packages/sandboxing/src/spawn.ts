@@ -85,6 +85,12 @@ export interface SpawnResult {
   readonly network?: SpawnedNetwork | undefined;
   /** Set for a command under bubblewrap: its resource limits. */
   readonly limits?: SpawnedLimits | undefined;
+  /**
+   * The `cgroup.procs` file(s) of the command's own cgroup, when it has one: every process of its
+   * tree is listed there, daemons in sessions of their own included (for a watchdog that must
+   * kill them if this process dies without cleaning up).
+   */
+  readonly cgroupProcsFiles?: readonly string[] | undefined;
 }
 
 const NO_EVENTS: LimitEvents = Object.freeze({ memoryLimitHit: false, oomKills: 0, pidsLimitHit: false });
@@ -187,7 +193,12 @@ export async function spawnProcess(request: SpawnRequest): Promise<SpawnResult> 
     marker: setup.marker,
     bubblewrap: result.sandboxType === 'linuxSeccomp',
   });
-  return { ...result, process, ...(setup.limits === undefined ? {} : { limits: setup.limits }) };
+  return {
+    ...result,
+    process,
+    ...(setup.limits === undefined ? {} : { limits: setup.limits }),
+    ...(setup.group === undefined ? {} : { cgroupProcsFiles: setup.group.procsFiles }),
+  };
 }
 
 /** Lays out the plan's command line (once) and spawns it in a PTY or on pipes. */

@@ -57,7 +57,10 @@ export async function defaultSpawner(request: LocalSpawnRequest): Promise<LocalS
       ...(request.limits === undefined ? {} : { limits: request.limits }),
     });
     // The child's group must not outlive this process if it is killed without cleaning up.
-    return { ...launched, process: guardAgainstOrphans(launched.process) };
+    return {
+      ...launched,
+      process: guardAgainstOrphans(launched.process, undefined, launched.cgroupProcsFiles),
+    };
   } catch (error) {
     rejectUnsupported(error);
   }

@@ -4,22 +4,33 @@ import type { ExitStatus, OutputChunk, SpawnedProcess, TerminateOptions } from '
 
 /**
  * The watchdog: a POSIX shell that reads `+ID` / `-ID` lines (process groups to guard or to
- * forget) on stdin. At EOF, which the kernel delivers when every holder of the pipe's write end
- * is gone, i.e. when the server died, however it died (SIGKILL included), it SIGKILLs every
- * guarded process group, then (Linux) every other process of the guarded sessions (a PTY shell's
- * background jobs live in other groups of the same session). Node cannot set `PR_SET_PDEATHSIG`,
- * and a child that neither writes to its pipes nor minds SIGHUP would otherwise outlive the server.
+ * forget) and `>FILE` / `<FILE` lines (a command cgroup's `cgroup.procs` to guard or to forget) on
+ * stdin. At EOF, which the kernel delivers when every holder of the pipe's write end is gone,
+ * i.e. when the server died, however it died (SIGKILL included), it SIGKILLs every process listed
+ * in a guarded cgroup (a `setsid` daemon is still there: no group or session reaches it; read
+ * again a few times for children forked meanwhile), every guarded process group, then (Linux)
+ * every other process of the guarded sessions (a PTY shell's background jobs live in other
+ * groups of the same session). Node cannot set `PR_SET_PDEATHSIG`, and a child that neither
+ * writes to its pipes nor minds SIGHUP would otherwise outlive the server.
  */
 const WATCHDOG_SCRIPT = `trap '' HUP INT TERM PIPE
 set -f
 g=' '
+c=' '
 while IFS= read -r l; do
   case $l in
     +*) g="$g\${l#+} " ;;
     -*) i=\${l#-}; case $g in *" $i "*) g="\${g%% $i *} \${g#* $i }" ;; esac ;;
+    \\>*) c="$c\${l#>} " ;;
+    \\<*) i=\${l#<}; case $c in *" $i "*) c="\${c%% $i *} \${c#* $i }" ;; esac ;;
   esac
 done
-[ "$g" = ' ' ] && exit 0
+[ "$g" = ' ' ] && [ "$c" = ' ' ] && exit 0
+for f in $c; do
+  for r in 1 2 3 4 5; do
+    while read -r p; do kill -KILL "$p" 2>/dev/null; done < "$f" 2>/dev/null || break
+  done
+done
 for i in $g; do kill -KILL -- "-$i" 2>/dev/null; done
 [ -d /proc/self ] || exit 0
 set +f
@@ -40,16 +51,29 @@ const MAX_WATCHDOG_RESTARTS = 3;
  */
 export class OrphanGuard {
   readonly #guarded = new Set<number>();
+  /** Guarded cgroup.procs files, with how many protections name each. */
+  readonly #groupFiles = new Map<string, number>();
   #watchdog: ChildProcess | undefined;
   #broken = false;
   #restarts = 0;
 
-  /** Guards process group `pgid` until the returned handle is disposed. */
-  protect(pgid: number): Disposable {
+  /**
+   * Guards process group `pgid`, and the processes listed in `groupProcsFiles` (the command's
+   * cgroup, where its daemons in sessions of their own still are), until the returned handle is
+   * disposed. A path with whitespace is not guarded (the watchdog splits on it); the next
+   * executor's cgroup sweep still kills what is left there.
+   */
+  protect(pgid: number, groupProcsFiles: readonly string[] = []): Disposable {
     if (process.platform === 'win32' || !Number.isSafeInteger(pgid) || pgid <= 1)
       return { [Symbol.dispose]() {} };
     this.#guarded.add(pgid);
     this.#send(`+${pgid}\n`);
+    const files = groupProcsFiles.filter((file) => !/\s/.test(file));
+    for (const file of files) {
+      const count = this.#groupFiles.get(file) ?? 0;
+      this.#groupFiles.set(file, count + 1);
+      if (count === 0) this.#send(`>${file}\n`);
+    }
     let disposed = false;
     return {
       [Symbol.dispose]: () => {
@@ -57,6 +81,15 @@ export class OrphanGuard {
         disposed = true;
         this.#guarded.delete(pgid);
         this.#send(`-${pgid}\n`);
+        for (const file of files) {
+          const count = (this.#groupFiles.get(file) ?? 1) - 1;
+          if (count > 0) {
+            this.#groupFiles.set(file, count);
+            continue;
+          }
+          this.#groupFiles.delete(file);
+          this.#send(`<${file}\n`);
+        }
       },
     };
   }
@@ -96,9 +129,10 @@ export class OrphanGuard {
       this.#watchdog = undefined;
       this.#restarts += 1;
       if (this.#restarts > MAX_WATCHDOG_RESTARTS) this.#broken = true;
-      if (this.#broken || this.#guarded.size === 0) return;
+      if (this.#broken || (this.#guarded.size === 0 && this.#groupFiles.size === 0)) return;
       const replacement = this.#ensureWatchdog();
       for (const pgid of this.#guarded) replacement?.stdin?.write(`+${pgid}\n`);
+      for (const file of this.#groupFiles.keys()) replacement?.stdin?.write(`>${file}\n`);
     });
     return child;
   }
@@ -113,18 +147,19 @@ export function processOrphanGuard(): OrphanGuard {
 }
 
 /**
- * Wraps a spawned child so that its process group is guarded by {@link processOrphanGuard} from
- * now until `close()` has reaped it (the group may outlive the leader's exit until then). Limits:
- * a child that moves itself into a new session of its own (`setsid` in a pipe child) is beyond
- * reach, as it is for `process/terminate`; and a group id released by the kernel but not yet by
+ * Wraps a spawned child so that its process group (and its cgroup, `groupProcsFiles`, when it has
+ * one) is guarded by {@link processOrphanGuard} from now until `close()` has reaped it (the group
+ * may outlive the leader's exit until then). Limits: without a cgroup, a child that moves itself
+ * into a new session of its own (`setsid` in a pipe child) is beyond reach; and a group id released by the kernel but not yet by
  * `close()` (up to the 30 s retention) could, after a pid wrap-around, name someone else's group
  * at the moment the server dies.
  */
 export function guardAgainstOrphans(
   child: SpawnedProcess,
   guard: OrphanGuard = processOrphanGuard(),
+  groupProcsFiles: readonly string[] = [],
 ): SpawnedProcess {
-  const protection = guard.protect(child.pid);
+  const protection = guard.protect(child.pid, groupProcsFiles);
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= child.close().finally(() => protection[Symbol.dispose]());
