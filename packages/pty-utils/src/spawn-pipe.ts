@@ -4,9 +4,8 @@ import { ExecError, NOOP_LOGGER } from '@execd/protocol';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from './constants.ts';
 import { resolveSpawn } from './executables/resolve-program.ts';
 import { toExitStatus } from './exit-status.ts';
-import { joinCgroupsCommand } from './internal/cgroup-join.ts';
 import { ChildHandle, type StdinPort } from './internal/child-handle.ts';
-import { forkInsideGroups, threadJoinPlan } from './internal/thread-cgroup.ts';
+import { forkJoiningCgroups } from './internal/thread-cgroup.ts';
 import { stdinClosedError } from './stdin-closed.ts';
 import type { ExitStatus, PipeSpawnOptions, SpawnedProcess } from './types.ts';
 
@@ -76,24 +75,23 @@ export async function spawnPipe(options: PipeSpawnOptions): Promise<SpawnedProce
   const resolved = resolveSpawn(options);
   const logger = options.logger ?? NOOP_LOGGER;
   const stdio: StdioOptions = [options.stdin === 'pipe' ? 'pipe' : 'ignore', 'pipe', 'pipe'];
-  const joinGroups = options.joinCgroups !== undefined && options.joinCgroups.length > 0;
-  const threadJoin = joinGroups ? threadJoinPlan(options.joinCgroups ?? [], options.cgroupHome) : undefined;
-  const spawnDirect = (): ChildProcess =>
-    spawn(resolved.file, resolved.argv.slice(1), {
-      cwd: resolved.cwd,
-      env: resolved.env,
-      argv0: resolved.arg0,
-      detached: true,
-      stdio,
-    });
-  const spawnJoined = (): ChildProcess => {
-    const joined = joinCgroupsCommand(options.joinCgroups ?? [], resolved);
-    return spawn(joined.file, joined.args, { cwd: resolved.cwd, env: joined.env, detached: true, stdio });
-  };
   let child: ChildProcess;
   try {
-    if (!joinGroups) child = spawnDirect();
-    else child = (threadJoin && forkInsideGroups(threadJoin, spawnDirect, logger)?.value) ?? spawnJoined();
+    child = forkJoiningCgroups(
+      options,
+      resolved,
+      logger,
+      () =>
+        spawn(resolved.file, resolved.argv.slice(1), {
+          cwd: resolved.cwd,
+          env: resolved.env,
+          argv0: resolved.arg0,
+          detached: true,
+          stdio,
+        }),
+      (joined) =>
+        spawn(joined.file, joined.args, { cwd: resolved.cwd, env: joined.env, detached: true, stdio }),
+    );
   } catch (error) {
     throw new ExecError('spawnFailed', `failed to spawn ${resolved.file}: ${(error as Error).message}`, {
       cause: error,

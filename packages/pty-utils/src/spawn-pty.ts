@@ -4,12 +4,11 @@ import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_PTY_COLS, DEFAULT_PTY_ROWS } from './
 import { resolveSpawn } from './executables/resolve-program.ts';
 import { toPtyExitStatus } from './exit-status.ts';
 import { ptyCommand } from './internal/arg0-wrapper.ts';
-import { joinCgroupsCommand } from './internal/cgroup-join.ts';
 import { ChildHandle } from './internal/child-handle.ts';
 import { openMasterReader } from './internal/master-reader.ts';
 import { loadNativePty } from './internal/native-pty.ts';
 import { drainMaster, PtyStdin } from './internal/pty-master.ts';
-import { forkInsideGroups, threadJoinPlan } from './internal/thread-cgroup.ts';
+import { forkJoiningCgroups } from './internal/thread-cgroup.ts';
 import type { ExitStatus, PtySpawnOptions, SpawnedProcess } from './types.ts';
 
 function checkSize(value: number, what: string): number {
@@ -40,8 +39,6 @@ export async function spawnPty(options: PtySpawnOptions): Promise<SpawnedProcess
   const rows = checkSize(options.rows ?? DEFAULT_PTY_ROWS, 'rows');
   const resolved = resolveSpawn(options);
   const logger = options.logger ?? NOOP_LOGGER;
-  const joinGroups = options.joinCgroups !== undefined && options.joinCgroups.length > 0;
-  const threadJoin = joinGroups ? threadJoinPlan(options.joinCgroups ?? [], options.cgroupHome) : undefined;
   const { native, helperPath } = loadNativePty();
   let reportExit!: (status: ExitStatus) => void;
   const exit = new Promise<ExitStatus>((resolve) => {
@@ -61,16 +58,16 @@ export async function spawnPty(options: PtySpawnOptions): Promise<SpawnedProcess
       helperPath,
       (code, signal) => reportExit(toPtyExitStatus(code, signal)),
     );
-  // The join wrapper sets argv[0] itself; otherwise see `ptyCommand`.
-  const forkDirect = () => fork(ptyCommand(resolved), resolved.env);
-  const forkJoined = () => {
-    const joined = joinCgroupsCommand(options.joinCgroups ?? [], resolved);
-    return fork(joined, joined.env);
-  };
   let forked: ReturnType<typeof native.fork>;
   try {
-    if (!joinGroups) forked = forkDirect();
-    else forked = (threadJoin && forkInsideGroups(threadJoin, forkDirect, logger)?.value) ?? forkJoined();
+    forked = forkJoiningCgroups(
+      options,
+      resolved,
+      logger,
+      // The join wrapper sets argv[0] itself; otherwise see `ptyCommand`.
+      () => fork(ptyCommand(resolved), resolved.env),
+      (joined) => fork(joined, joined.env),
+    );
   } catch (error) {
     throw new ExecError(
       'spawnFailed',

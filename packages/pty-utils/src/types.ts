@@ -42,7 +42,7 @@ export interface SpawnOptions {
   /**
    * cgroup v1: the spawning thread's own groups' `tasks` files, one per entry of `joinCgroups`
    * (same hierarchies, same order). Given, the child is forked from inside its groups (the thread
-   * steps in for the fork and back) and no wrapper runs; see `forkInsideGroups`.
+   * steps in for the fork and back) and no wrapper runs; see `internal/thread-cgroup.ts`.
    */
   readonly cgroupHome?: readonly string[] | undefined;
 }

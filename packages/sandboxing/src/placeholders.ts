@@ -37,9 +37,10 @@ function removeLeftoversAtExit(): void {
  * When each path's placeholder was last taken up or given back (first hold, last release,
  * removal done), on one clock for all paths. A planner that inspects the disk across an await
  * (`settledLook`) checks that the path it planned has no generation later than the clock when it
- * began: then what it saw was not a placeholder coming or going. Entries of idle paths are dropped once there are many (a long-lived server
- * masks names in every workspace it ever ran in); a drop moves every path's generation on, so a
- * comparison spanning it reads as a change and the planner looks again.
+ * began: then what it saw was not a placeholder coming or going. Entries of idle paths are
+ * dropped once there are many (a long-lived server masks names in every workspace it ever ran
+ * in); a drop moves every path's generation on, so a comparison spanning it reads as a change
+ * and the planner looks again.
  */
 const generations = new Map<string, number>();
 let clock = 0;

@@ -51,8 +51,8 @@ const MAX_WATCHDOG_RESTARTS = 3;
  */
 export class OrphanGuard {
   readonly #guarded = new Set<number>();
-  /** Guarded cgroup.procs files, with how many protections name each. */
-  readonly #groupFiles = new Map<string, number>();
+  /** Guarded cgroup.procs files (each command's group is its own). */
+  readonly #groupFiles = new Set<string>();
   #watchdog: ChildProcess | undefined;
   #broken = false;
   #restarts = 0;
@@ -70,9 +70,8 @@ export class OrphanGuard {
     this.#send(`+${pgid}\n`);
     const files = groupProcsFiles.filter((file) => !/\s/.test(file));
     for (const file of files) {
-      const count = this.#groupFiles.get(file) ?? 0;
-      this.#groupFiles.set(file, count + 1);
-      if (count === 0) this.#send(`>${file}\n`);
+      this.#groupFiles.add(file);
+      this.#send(`>${file}\n`);
     }
     let disposed = false;
     return {
@@ -82,11 +81,6 @@ export class OrphanGuard {
         this.#guarded.delete(pgid);
         this.#send(`-${pgid}\n`);
         for (const file of files) {
-          const count = (this.#groupFiles.get(file) ?? 1) - 1;
-          if (count > 0) {
-            this.#groupFiles.set(file, count);
-            continue;
-          }
           this.#groupFiles.delete(file);
           this.#send(`<${file}\n`);
         }
@@ -132,7 +126,7 @@ export class OrphanGuard {
       if (this.#broken || (this.#guarded.size === 0 && this.#groupFiles.size === 0)) return;
       const replacement = this.#ensureWatchdog();
       for (const pgid of this.#guarded) replacement?.stdin?.write(`+${pgid}\n`);
-      for (const file of this.#groupFiles.keys()) replacement?.stdin?.write(`>${file}\n`);
+      for (const file of this.#groupFiles) replacement?.stdin?.write(`>${file}\n`);
     });
     return child;
   }
@@ -150,9 +144,9 @@ export function processOrphanGuard(): OrphanGuard {
  * Wraps a spawned child so that its process group (and its cgroup, `groupProcsFiles`, when it has
  * one) is guarded by {@link processOrphanGuard} from now until `close()` has reaped it (the group
  * may outlive the leader's exit until then). Limits: without a cgroup, a child that moves itself
- * into a new session of its own (`setsid` in a pipe child) is beyond reach; and a group id released by the kernel but not yet by
- * `close()` (up to the 30 s retention) could, after a pid wrap-around, name someone else's group
- * at the moment the server dies.
+ * into a new session of its own (`setsid` in a pipe child) is beyond reach; and a group id
+ * released by the kernel but not yet by `close()` (up to the 30 s retention) could, after a pid
+ * wrap-around, name someone else's group at the moment the server dies.
  */
 export function guardAgainstOrphans(
   child: SpawnedProcess,

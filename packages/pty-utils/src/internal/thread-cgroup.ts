@@ -1,6 +1,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { posix } from 'node:path';
 import type { Logger } from '@execd/protocol';
+import type { ResolvedSpawn } from '../executables/resolve-program.ts';
+import type { SpawnOptions } from '../types.ts';
+import { type JoinedSpawn, joinCgroupsCommand } from './cgroup-join.ts';
 
 /**
  * Joining a command's cgroups without a wrapper exec, on cgroup v1.
@@ -15,8 +18,27 @@ import type { Logger } from '@execd/protocol';
  * the wrapper stays.
  */
 
+/**
+ * Forks a child that starts in `options.joinCgroups` (when there are any): from inside the groups
+ * when `options.cgroupHome` allows it, else through the join wrapper. `direct` forks the program
+ * itself (synchronously), `wrapped` the wrapper's command line.
+ */
+export function forkJoiningCgroups<T>(
+  options: Pick<SpawnOptions, 'joinCgroups' | 'cgroupHome'>,
+  resolved: ResolvedSpawn,
+  logger: Logger,
+  direct: () => T,
+  wrapped: (joined: JoinedSpawn) => T,
+): T {
+  const groups = options.joinCgroups;
+  if (groups === undefined || groups.length === 0) return direct();
+  const plan = threadJoinPlan(groups, options.cgroupHome);
+  const inside = plan === undefined ? undefined : forkInsideGroups(plan, direct, logger);
+  return inside === undefined ? wrapped(joinCgroupsCommand(groups, resolved)) : inside.value;
+}
+
 /** Where the spawning thread goes for the fork, and where it returns. */
-export interface ThreadJoin {
+interface ThreadJoin {
   /** The command groups' `tasks` files. */
   readonly into: readonly string[];
   /** The spawning thread's own groups' `tasks` files, in the same hierarchies. */
@@ -35,7 +57,7 @@ function enter(tasksFile: string): void {
  * (`homeTasksFiles`, one per hierarchy, same order); undefined when it cannot be used and the
  * wrapper must join. A home is proven writable once, by moving the thread to where it already is.
  */
-export function threadJoinPlan(
+function threadJoinPlan(
   procsFiles: readonly string[],
   homeTasksFiles: readonly string[] | undefined,
 ): ThreadJoin | undefined {
@@ -67,11 +89,7 @@ export function threadJoinPlan(
  * `plan`, then moves the thread home. Returns undefined without calling `fork` when a move in
  * fails (the caller falls back to the wrapper, which reports the failure as the command's).
  */
-export function forkInsideGroups<T>(
-  plan: ThreadJoin,
-  fork: () => T,
-  logger: Logger,
-): { value: T } | undefined {
+function forkInsideGroups<T>(plan: ThreadJoin, fork: () => T, logger: Logger): { value: T } | undefined {
   let moved = 0;
   try {
     for (const file of plan.into) {
