@@ -8,6 +8,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import {
   AUTH_TOKEN_ENV_VAR,
   createJsonLineLogger,
+  installHeapPolicy,
   loadAuthToken,
   startExecServer,
   startReverseExecServer,
@@ -73,6 +74,8 @@ async function main(): Promise<void> {
     return;
   }
   const logger = createJsonLineLogger({ level: args.logLevel, write: (line) => process.stderr.write(line) });
+  // A server reads frames from peers it does not trust: keep V8 from growing on their garbage.
+  installHeapPolicy({ logger });
 
   const authToken = await loadAuthToken({ tokenFile: args.authTokenFile, env: process.env });
   // Children must never inherit the token through the server's own environment.

@@ -13,6 +13,12 @@ export {
   type LocalEnvironmentInfoOptions,
   localEnvironmentInfo,
 } from './environment-info.ts';
+export {
+  type HeapPolicy,
+  type HeapPolicyOptions,
+  installHeapPolicy,
+  YOUNG_GENERATION_BYTES,
+} from './heap-policy.ts';
 export { hostNameOf, isAllowedHost, MISDIRECTED_REQUEST_STATUS } from './host-check.ts';
 export { MAX_PENDING_INBOUND_BYTES, MAX_PENDING_INBOUND_MESSAGES } from './inbound-queue.ts';
 export { LineSplitter, type SplitResult } from './line-splitter.ts';

@@ -8,6 +8,7 @@ import {
 } from '@execd/protocol';
 import type { ConnectionProcessor, ConnectionTransport } from './connection-processor.ts';
 import { encodeOutbound } from './encode-outbound.ts';
+import { noteInboundFrame } from './heap-policy.ts';
 import { LineSplitter } from './line-splitter.ts';
 import { NotificationGate } from './notification-gate.ts';
 
@@ -158,6 +159,7 @@ export class StdioTransport implements ConnectionTransport {
     const { lines, overlong } = this.#splitter.push(bytes);
     for (const line of lines) {
       if (isBlank(line)) continue;
+      noteInboundFrame(line.byteLength);
       let message: RpcMessage;
       try {
         message = this.#codec.decode(line);

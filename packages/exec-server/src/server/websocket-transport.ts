@@ -10,6 +10,7 @@ import {
 import type { RawData, WebSocket } from 'ws';
 import type { ConnectionProcessor, ConnectionTransport } from './connection-processor.ts';
 import { encodeOutbound } from './encode-outbound.ts';
+import { noteInboundFrame } from './heap-policy.ts';
 import { NotificationGate } from './notification-gate.ts';
 import { MAX_OUTPUT_BATCH_BYTES, OutboundBatch } from './outbound-batch.ts';
 import { OutboundTurn } from './outbound-turn.ts';
@@ -256,6 +257,7 @@ export class WebSocketTransport implements ConnectionTransport {
       : Buffer.isBuffer(data)
         ? data
         : Buffer.from(data);
+    noteInboundFrame(bytes.byteLength);
     const codec = sniffCodec(bytes, isBinary);
     this.#codec ??= codec;
     let message: RpcMessage;

@@ -1,0 +1,94 @@
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { type BuiltCli, buildCliFromSource, CliChild, waitFor } from '@execd/test-kit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { buildCli } from '../helpers/cli.ts';
+
+const MiB = 1024 * 1024;
+const run = promisify(execFile);
+let probe: BuiltCli;
+let cli: BuiltCli;
+
+beforeAll(async () => {
+  [probe, cli] = await Promise.all([
+    buildCliFromSource({
+      packageDir: resolve(import.meta.dirname, '../..'),
+      entry: 'test/helpers/heap-policy-probe.ts',
+      name: 'heap-policy-probe',
+    }),
+    buildCli(),
+  ]);
+}, 60_000);
+
+afterAll(async () => {
+  await probe?.remove();
+  await cli?.remove();
+});
+
+async function runProbe(mode: 'policy' | 'none') {
+  const { stdout } = await run(process.execPath, [probe.script, mode], { timeout: 60_000 });
+  return JSON.parse(stdout) as {
+    youngGenerationBytes: number;
+    cappedAtBytes: number | null;
+    collections: number;
+    heapBefore: number;
+    heapAfter: number;
+  };
+}
+
+describe('heap policy (a process of its own)', () => {
+  it('caps the young generation where V8 would grow it to 32 MiB', async () => {
+    const [none, policy] = await Promise.all([runProbe('none'), runProbe('policy')]);
+    // The control shows the workload does grow it: the cap is what holds it back.
+    expect(none.youngGenerationBytes).toBeGreaterThanOrEqual(16 * MiB);
+    // Checked after each collection, between turns: it may pass the cap by one doubling.
+    expect(policy.cappedAtBytes).toBeGreaterThanOrEqual(4 * MiB);
+    expect(policy.cappedAtBytes).toBeLessThanOrEqual(8 * MiB);
+    expect(policy.youngGenerationBytes).toBe(policy.cappedAtBytes);
+  }, 90_000);
+
+  it('collects the garbage of a burst of large frames on the next turn', async () => {
+    const [none, policy] = await Promise.all([runProbe('none'), runProbe('policy')]);
+    expect(none.collections).toBe(0);
+    expect(policy.collections).toBe(1);
+    expect(policy.heapBefore).toBeGreaterThan(32 * MiB);
+    expect(policy.heapBefore - policy.heapAfter).toBeGreaterThan(24 * MiB);
+  }, 90_000);
+});
+
+describe('execd-server under a burst of large hostile frames', () => {
+  it('logs its collections and goes on serving', async () => {
+    await using server = new CliChild(cli.script, ['--listen', 'ws://127.0.0.1:0', '--log-level', 'debug'], {
+      stderrTailChars: 200_000,
+    });
+    const socket = new WebSocket(await server.firstLine());
+    await new Promise((done, fail) => socket.once('open', done).once('error', fail));
+    const answers: { id?: unknown; error?: { message?: string }; result?: unknown }[] = [];
+    socket.on('message', (data) => answers.push(JSON.parse(data.toString())));
+    const until = async (count: number) => {
+      while (answers.length < count) await new Promise((done) => socket.once('message', done));
+    };
+    socket.send(JSON.stringify({ id: 0, method: 'initialize', params: { clientName: 'heap-test' } }));
+    await until(1);
+    socket.send(JSON.stringify({ method: 'initialized' }));
+    // 48 refused writes of 256 KiB each (12 MiB): past the 8 MiB that triggers a collection.
+    const chunk = 'A'.repeat(256 * 1024);
+    for (let id = 1; id <= 48; id++)
+      socket.send(JSON.stringify({ id, method: 'process/write', params: { processId: 'nope', chunk } }));
+    await until(49);
+    expect(answers.slice(1).every((answer) => answer.error !== undefined)).toBe(true);
+    const line = await waitFor(
+      () => server.logRecords().find((record) => record.msg === 'heap collected after large frames'),
+      { what: 'the log line of a collection' },
+    );
+    expect(line.pauseMs).toBeGreaterThanOrEqual(0);
+    expect(line.heapUsedBytes).toBeGreaterThan(0);
+    // Still serving, on the same connection.
+    socket.send(JSON.stringify({ id: 100, method: 'fs/getMetadata', params: { path: 'file:///' } }));
+    await until(50);
+    expect(answers[49]).toMatchObject({ id: 100, result: { isDirectory: true } });
+    socket.close();
+  }, 60_000);
+});
