@@ -8,6 +8,8 @@ export interface ExecServerCliArgs {
   readonly connect: string | undefined;
   readonly connectTokenFile: string | undefined;
   readonly environmentId: string | undefined;
+  /** `--health-listen URL`: with --connect, serve /readyz and /metrics on `http://IP:PORT`. */
+  readonly healthListen: string | undefined;
   readonly concurrentRequests: string | undefined;
   readonly authTokenFile: string | undefined;
   /** Every `--allowed-host` value, in order (the flag may repeat; a value may list names with commas). */
@@ -32,6 +34,10 @@ Options:
                                it drops (executors behind NAT); excludes --listen
   --connect-token-file PATH    with --connect: send "Authorization: Bearer <token>" (from PATH)
   --environment-id ID          with --connect: sent as X-Execd-Environment-Id (host routing)
+  --health-listen URL          with --connect: serve GET /readyz (503 while not connected to
+                               the host) and GET /metrics on http://IP:PORT (port 0: any);
+                               --auth-token-file, --allowed-host and --local-peer-check apply
+                               to it
   --concurrent-requests N      1 (default) runs each connection's requests in order;
                                N >= 2 runs up to N control and N ordinary requests at once
   --auth-token-file PATH       require "Authorization: Bearer <token>" (token read from PATH);
@@ -48,7 +54,8 @@ Options:
   -V, --version                print the version
 
 Prints exactly one line, ws://IP:PORT, on stdout once listening (WebSocket mode); with
---connect, nothing (it logs "connected to the host" on stderr at each dial).
+--connect, nothing (it logs "connected to the host" on stderr at each dial, and the health
+endpoint's URL as "health endpoints listening").
 `;
 
 const VALUE_FLAGS = [
@@ -56,6 +63,7 @@ const VALUE_FLAGS = [
   '--connect',
   '--connect-token-file',
   '--environment-id',
+  '--health-listen',
   '--concurrent-requests',
   '--auth-token-file',
   '--allowed-host',
@@ -123,7 +131,7 @@ export function parseCliArgs(argv: readonly string[]): ExecServerCliArgs {
   if (values.has('--connect') && values.has('--listen')) {
     throw new ExecError('invalidParams', '--connect and --listen cannot be used together');
   }
-  for (const flag of ['--connect-token-file', '--environment-id'] as const) {
+  for (const flag of ['--connect-token-file', '--environment-id', '--health-listen'] as const) {
     if (values.has(flag) && !values.has('--connect')) {
       throw new ExecError('invalidParams', `${flag} needs --connect`);
     }
@@ -140,6 +148,7 @@ export function parseCliArgs(argv: readonly string[]): ExecServerCliArgs {
     connect: values.get('--connect'),
     connectTokenFile: values.get('--connect-token-file'),
     environmentId: values.get('--environment-id'),
+    healthListen: values.get('--health-listen'),
     concurrentRequests: values.get('--concurrent-requests'),
     authTokenFile: values.get('--auth-token-file'),
     allowedHosts,

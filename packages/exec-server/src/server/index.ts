@@ -14,12 +14,20 @@ export {
   localEnvironmentInfo,
 } from './environment-info.ts';
 export {
+  type HealthAddress,
+  type HealthListener,
+  type HealthListenerOptions,
+  listenHealth,
+  parseHealthListen,
+} from './health-listener.ts';
+export {
   type HeapPolicy,
   type HeapPolicyOptions,
   installHeapPolicy,
   YOUNG_GENERATION_BYTES,
 } from './heap-policy.ts';
 export { hostNameOf, isAllowedHost, MISDIRECTED_REQUEST_STATUS } from './host-check.ts';
+export { type Readiness, UPGRADE_REQUIRED_HINT } from './http-endpoints.ts';
 export { MAX_PENDING_INBOUND_BYTES, MAX_PENDING_INBOUND_MESSAGES } from './inbound-queue.ts';
 export { LineSplitter, type SplitResult } from './line-splitter.ts';
 export {
@@ -88,8 +96,9 @@ export {
 export { type ExecServerOptions, type RunningExecServer, startExecServer } from './start-exec-server.ts';
 export {
   type ReverseExecServerOptions,
+  type RunningReverseExecServer,
   startReverseExecServer,
 } from './start-reverse-exec-server.ts';
 export { STDIO_CONNECTION_LABEL, StdioTransport, type StdioTransportOptions } from './stdio-transport.ts';
-export { OVERSIZE_FRAME_MARGIN_BYTES, type Readiness, UPGRADE_REQUIRED_HINT } from './websocket-listener.ts';
+export { OVERSIZE_FRAME_MARGIN_BYTES } from './websocket-listener.ts';
 export { KEEPALIVE_MISSES_BEFORE_TERMINATE, WEBSOCKET_KEEPALIVE_INTERVAL_MS } from './websocket-transport.ts';

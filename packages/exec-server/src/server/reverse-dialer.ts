@@ -66,6 +66,8 @@ interface Served {
 
 /** A running reverse connection: dials the host, serves the protocol, redials when it drops. */
 export interface ReverseDialer {
+  /** Whether a connection to the host is open now, and why the last dial failed (if one did). */
+  state(): { readonly connected: boolean; readonly lastError: string | undefined };
   /** Stops redialling, closes the current connection (1001). Idempotent. */
   close(): Promise<void>;
 }
@@ -99,6 +101,7 @@ export function dialExecHost(options: ReverseDialerOptions): ReverseDialer {
   const stop = new AbortController();
   let dialling: WebSocket | undefined;
   let current: Served | undefined;
+  let lastError: string | undefined;
 
   /**
    * Resolves with the served connection, or undefined (after logging why) when the dial failed.
@@ -116,6 +119,7 @@ export function dialExecHost(options: ReverseDialerOptions): ReverseDialer {
       dialling = socket;
       const onOpen = (): void => {
         settle();
+        lastError = undefined;
         resolve(serve(socket));
       };
       const onRefused = (_request: unknown, response: IncomingMessage): void => {
@@ -131,6 +135,7 @@ export function dialExecHost(options: ReverseDialerOptions): ReverseDialer {
       };
       const fail = (why: string): void => {
         settle();
+        lastError = why;
         socket.on('error', () => {});
         socket.terminate();
         if (!stop.signal.aborted) logger.warn('dialling the host failed', { url: options.url, error: why });
@@ -202,5 +207,5 @@ export function dialExecHost(options: ReverseDialerOptions): ReverseDialer {
     })();
     return closed;
   };
-  return { close };
+  return { state: () => ({ connected: current !== undefined, lastError }), close };
 }

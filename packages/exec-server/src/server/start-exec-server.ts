@@ -2,6 +2,7 @@ import { type EnvironmentInfo, ExecError, type Logger, MAX_FRAME_BYTES, NOOP_LOG
 import type { LocalProcessTableOptions } from '../local/index.ts';
 import { BearerTokenVerifier } from './auth.ts';
 import { localEnvironmentInfo } from './environment-info.ts';
+import type { Readiness } from './http-endpoints.ts';
 import { DEFAULT_LISTEN_URL, isLoopbackAddress, parseListenUrl } from './listen-url.ts';
 import type { LocalPeerCheck } from './local-peer.ts';
 import type { ExecServerMetrics } from './metrics.ts';
@@ -14,7 +15,7 @@ import {
   RESUME_LIVENESS_TIMEOUT_MS,
 } from './session-registry.ts';
 import { StdioTransport } from './stdio-transport.ts';
-import { listenWebSocket, type Readiness } from './websocket-listener.ts';
+import { listenWebSocket } from './websocket-listener.ts';
 import { WEBSOCKET_KEEPALIVE_INTERVAL_MS } from './websocket-transport.ts';
 
 /** Options of {@link startExecServer}. Every duration and limit has the original's default. */

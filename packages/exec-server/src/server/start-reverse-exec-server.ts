@@ -1,4 +1,7 @@
 import { ExecError, MAX_FRAME_BYTES, NOOP_LOGGER } from '@execd/protocol';
+import { BearerTokenVerifier } from './auth.ts';
+import { type HealthListener, listenHealth, parseHealthListen } from './health-listener.ts';
+import type { Readiness } from './http-endpoints.ts';
 import { MAX_QUEUED_NOTIFICATION_BYTES } from './notification-gate.ts';
 import { parseDispatchMode } from './request-lanes.ts';
 import { dialExecHost } from './reverse-dialer.ts';
@@ -7,11 +10,7 @@ import type { ExecServerOptions, RunningExecServer } from './start-exec-server.t
 import { WEBSOCKET_KEEPALIVE_INTERVAL_MS } from './websocket-transport.ts';
 
 /** Options of {@link startReverseExecServer}: the server's options without the listener's. */
-export interface ReverseExecServerOptions
-  extends Omit<
-    ExecServerOptions,
-    'listen' | 'stdio' | 'authToken' | 'allowedHosts' | 'localPeerCheck' | 'readiness'
-  > {
+export interface ReverseExecServerOptions extends Omit<ExecServerOptions, 'listen' | 'stdio'> {
   /** `ws://` or `wss://` URL of the host's acceptor, dialled (and redialled) by the server. */
   readonly connect: string;
   /** Sent as `Authorization: Bearer <token>` on every dial. */
@@ -21,6 +20,20 @@ export interface ReverseExecServerOptions
   /** First pause between dials (default 100 ms), doubling up to `redialMaxDelayMs` (default 5 s). */
   readonly redialInitialDelayMs?: number | undefined;
   readonly redialMaxDelayMs?: number | undefined;
+  /**
+   * `http://IP:PORT` to serve `GET /readyz` and `GET /metrics` on (the server has no listening
+   * socket of its own to serve them). `/readyz` answers 503 while no connection to the host is
+   * open, and while `readiness` says not ready. `authToken`, `allowedHosts` and `localPeerCheck`
+   * apply to this endpoint only (a non-loopback address needs `authToken`, which `/metrics` then
+   * requires).
+   */
+  readonly healthListen?: string | undefined;
+}
+
+/** What {@link startReverseExecServer} returns. */
+export interface RunningReverseExecServer extends RunningExecServer {
+  /** `http://IP:PORT` of the health endpoint with its bound port, when `healthListen` was given. */
+  readonly healthUrl: string | undefined;
 }
 
 function checkConnectUrl(url: string): void {
@@ -44,8 +57,12 @@ function checkConnectUrl(url: string): void {
  * socket drops so the host can resume the session within the detached TTL. For executors behind
  * NAT. `close()` stops redialling and terminates every process tree.
  */
-export async function startReverseExecServer(options: ReverseExecServerOptions): Promise<RunningExecServer> {
+export async function startReverseExecServer(
+  options: ReverseExecServerOptions,
+): Promise<RunningReverseExecServer> {
   checkConnectUrl(options.connect);
+  const healthAddress =
+    options.healthListen === undefined ? undefined : parseHealthListen(options.healthListen);
   const logger = options.logger ?? NOOP_LOGGER;
   const dispatchMode = parseDispatchMode(options.concurrentRequests ?? 1);
   const { metrics, registry, open } = await createServerCore(options, {
@@ -67,6 +84,35 @@ export async function startReverseExecServer(options: ReverseExecServerOptions):
     redialMaxDelayMs: options.redialMaxDelayMs,
   });
   logger.info('exec-server dialling the host', { url: options.connect });
+  const connectionReadiness = (): Readiness => {
+    const { connected, lastError } = dialer.state();
+    if (!connected)
+      return {
+        ready: false,
+        reason: `not connected to the host${lastError === undefined ? '' : ` (last dial: ${lastError})`}`,
+      };
+    return options.readiness?.() ?? { ready: true };
+  };
+  let health: HealthListener | undefined;
+  try {
+    health =
+      healthAddress === undefined
+        ? undefined
+        : await listenHealth({
+            ...healthAddress,
+            verifier:
+              options.authToken === undefined ? undefined : new BearerTokenVerifier(options.authToken),
+            metrics,
+            readiness: connectionReadiness,
+            allowedHosts: options.allowedHosts ?? [],
+            localPeerCheck: options.localPeerCheck ?? 'sandboxed-only',
+            logger,
+          });
+  } catch (error) {
+    await dialer.close();
+    await registry.close();
+    throw error;
+  }
 
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => {
@@ -76,6 +122,7 @@ export async function startReverseExecServer(options: ReverseExecServerOptions):
   const shutdown = (): Promise<void> => {
     closing ??= (async () => {
       try {
+        await health?.close();
         await dialer.close();
       } finally {
         await registry.close();
@@ -85,5 +132,12 @@ export async function startReverseExecServer(options: ReverseExecServerOptions):
     })();
     return closing;
   };
-  return { url: options.connect, metrics, closed, close: shutdown, [Symbol.asyncDispose]: shutdown };
+  return {
+    url: options.connect,
+    healthUrl: health?.url,
+    metrics,
+    closed,
+    close: shutdown,
+    [Symbol.asyncDispose]: shutdown,
+  };
 }

@@ -11,10 +11,10 @@ import {
 import { type WebSocket, WebSocketServer } from 'ws';
 import { type BearerTokenVerifier, bearerChallenge, tokenRefusalHint } from './auth.ts';
 import type { ConnectionProcessor } from './connection-processor.ts';
+import { answerPlainHttp, pathOf, type Readiness } from './http-endpoints.ts';
 import { formatWebSocketUrl } from './listen-url.ts';
 import type { LocalPeerCheck } from './local-peer.ts';
 import type { ExecServerMetrics } from './metrics.ts';
-import { serveMetrics } from './metrics-http.ts';
 import { RequestGuard } from './request-guard.ts';
 import { WebSocketTransport } from './websocket-transport.ts';
 
@@ -72,23 +72,6 @@ function reject(socket: Duplex, ...[status, text, extraHeaders = '', body = '']:
   socket.destroy();
 }
 
-/** Whether the server can do its work: `GET /readyz` answers 200, or 503 with the reason. */
-export type Readiness = { readonly ready: true } | { readonly ready: false; readonly reason: string };
-
-/** The body of a plain HTTP request to `/`: what the endpoint is and how to reach it. */
-export const UPGRADE_REQUIRED_HINT: string =
-  'execd-server: this is a WebSocket endpoint (JSON-RPC over WebSocket); connect with a WebSocket ' +
-  'client, e.g. `uexec --remote ws://HOST:PORT run "echo hi"` or Codex CLI, not a browser or curl. ' +
-  'Plain HTTP serves only GET /readyz and GET /metrics\n';
-
-function pathOf(request: IncomingMessage): string {
-  try {
-    return new URL(request.url ?? '/', 'http://localhost').pathname;
-  } catch {
-    return '';
-  }
-}
-
 function peerLabel(request: IncomingMessage): string {
   const address = request.socket.remoteAddress ?? 'unknown';
   const port = request.socket.remotePort ?? 0;
@@ -123,30 +106,14 @@ export async function listenWebSocket(options: WebSocketListenerOptions): Promis
     logger,
   });
 
-  const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
-    void guard.screen(request).then((refused) => {
-      if (request.socket.destroyed) return;
-      if (refused === undefined && options.metrics && pathOf(request) === '/metrics') {
-        serveMetrics(request, response, options.metrics, options.verifier);
-        return;
-      }
-      const readyz = request.method === 'GET' && pathOf(request) === '/readyz';
-      const readiness = readyz ? (options.readiness?.() ?? { ready: true }) : undefined;
-      if (refused === undefined && readiness?.ready === false) {
-        response.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
-        response.end(`not ready: ${readiness.reason}\n`);
-        return;
-      }
-      const status = refused?.status ?? (readyz ? 200 : pathOf(request) === '/' ? 426 : 404);
-      response.writeHead(status, {
-        'content-type': 'text/plain; charset=utf-8',
-        connection: 'close',
-        // RFC 9110: a 426 names the protocol to switch to.
-        ...(status === 426 ? { upgrade: 'websocket' } : {}),
-      });
-      response.end(status === 200 ? 'ok\n' : status === 426 ? UPGRADE_REQUIRED_HINT : '');
+  const onRequest = (request: IncomingMessage, response: ServerResponse): void =>
+    answerPlainHttp(request, response, {
+      guard,
+      metrics: options.metrics,
+      verifier: options.verifier,
+      readiness: options.readiness,
+      upgradeAtRoot: true,
     });
-  };
 
   /** Why an upgrade that passed the guard is refused (status, reason phrase, extra headers). */
   const refusal = (request: IncomingMessage): UpgradeRefusal | undefined => {

@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { captureLogger } from '@execd/test-kit';
 import { describe, expect, test } from 'vitest';
 import { MISSING_TOKEN_HINT, WRONG_TOKEN_HINT } from '../../src/server/auth.ts';
-import { UPGRADE_REQUIRED_HINT } from '../../src/server/websocket-listener.ts';
+import { UPGRADE_REQUIRED_HINT } from '../../src/server/http-endpoints.ts';
 import { startTestServer } from '../helpers/test-server.ts';
 
 interface RawAnswer {

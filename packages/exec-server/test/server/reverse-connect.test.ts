@@ -2,7 +2,6 @@
 // the JSON-RPC client), serves the protocol on that socket, redials when it drops so the host can
 // resume the session, and stops dialling on close.
 import { once } from 'node:events';
-import type { IncomingMessage } from 'node:http';
 import { waitFor } from '@execd/test-kit';
 import { describe, expect, test } from 'vitest';
 import { type WebSocket, WebSocketServer } from 'ws';
@@ -13,40 +12,7 @@ import {
   redialDelayMs,
 } from '../../src/server/reverse-dialer.ts';
 import { startReverseExecServer } from '../../src/server/start-reverse-exec-server.ts';
-
-/** A host: accepts the executor's sockets and hands them (with their upgrade request) out in order. */
-async function startHost(): Promise<{
-  url: string;
-  /** Sockets accepted so far. */
-  readonly count: () => number;
-  next(): Promise<{ socket: WebSocket; request: IncomingMessage }>;
-  close(): Promise<void>;
-}> {
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-  await once(wss, 'listening');
-  const queue: { socket: WebSocket; request: IncomingMessage }[] = [];
-  const waiters: ((value: { socket: WebSocket; request: IncomingMessage }) => void)[] = [];
-  let count = 0;
-  wss.on('connection', (socket, request) => {
-    count += 1;
-    const waiter = waiters.shift();
-    if (waiter) waiter({ socket, request });
-    else queue.push({ socket, request });
-  });
-  const { port } = wss.address() as { port: number };
-  return {
-    url: `ws://127.0.0.1:${port}/executors`,
-    count: () => count,
-    next: () => {
-      const queued = queue.shift();
-      return queued ? Promise.resolve(queued) : new Promise((resolve) => waiters.push(resolve));
-    },
-    close: async () => {
-      for (const client of wss.clients) client.terminate();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
-    },
-  };
-}
+import { startHost } from '../helpers/reverse-host.ts';
 
 /** Sends one JSON request on `socket` and returns its answer. */
 async function call(
