@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIPv6 } from 'node:net';
 import { ExecError, type Logger, NOOP_LOGGER } from '@execd/protocol';
 import type { BearerTokenVerifier } from './auth.ts';
 import { answerPlainHttp, type Readiness } from './http-endpoints.ts';
-import { isLoopbackAddress } from './listen-url.ts';
+import { parseSocketAddress, requireTokenOffLoopback } from './listen-url.ts';
 import type { LocalPeerCheck } from './local-peer.ts';
 import type { ExecServerMetrics } from './metrics.ts';
 import { RequestGuard } from './request-guard.ts';
@@ -16,18 +16,18 @@ export interface HealthAddress {
 
 /**
  * Parses `http://IP:PORT` (an IP literal, IPv6 in brackets, or `localhost` for 127.0.0.1; port 0
- * lets the kernel choose). Throws `ExecError` (`invalidParams`).
+ * lets the kernel choose; a trailing `/` is allowed). Throws `ExecError` (`invalidParams`).
  */
 export function parseHealthListen(value: string): HealthAddress {
-  const bad = (): ExecError =>
-    new ExecError('invalidParams', `invalid --health-listen URL \`${value}\`; expected \`http://IP:PORT\``);
-  const match = /^http:\/\/(\[[^\]]+\]|[^:/]+):([0-9]{1,5})\/?$/i.exec(value);
-  if (match === null) throw bad();
-  const rawHost = match[1] ?? '';
-  const host = rawHost.toLowerCase() === 'localhost' ? '127.0.0.1' : rawHost.replace(/^\[(.*)\]$/, '$1');
-  const port = Number(match[2]);
-  if (port > 65_535 || !(isIPv4(host) || (isIPv6(host) && rawHost.startsWith('[')))) throw bad();
-  return { host, port };
+  const rest = /^http:\/\/(.*?)\/?$/i.exec(value)?.[1];
+  const address =
+    rest === undefined ? undefined : parseSocketAddress(rest.replace(/^localhost:/i, '127.0.0.1:'));
+  if (address === undefined)
+    throw new ExecError(
+      'invalidParams',
+      `invalid --health-listen URL \`${value}\`; expected \`http://IP:PORT\``,
+    );
+  return address;
 }
 
 /** Options of {@link listenHealth}. */
@@ -55,13 +55,7 @@ export interface HealthListener {
  * server's port, and 404 for everything else.
  */
 export async function listenHealth(options: HealthListenerOptions): Promise<HealthListener> {
-  if (!isLoopbackAddress(options.host) && options.verifier === undefined) {
-    throw new ExecError(
-      'unsupported',
-      `refusing to serve /metrics on non-loopback address ${options.host} without an auth token; ` +
-        'pass --auth-token-file or set EXECD_AUTH_TOKEN',
-    );
-  }
+  requireTokenOffLoopback(options.host, options.verifier !== undefined, 'serve /metrics');
   const logger = options.logger ?? NOOP_LOGGER;
   const guard = new RequestGuard({
     allowedHosts: options.allowedHosts,

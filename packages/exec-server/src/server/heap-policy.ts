@@ -28,7 +28,9 @@ export interface HeapPolicy {
 
 export const YOUNG_GENERATION_BYTES: number = 8 * 1024 * 1024;
 
+/** The installed policy's reclaimer (what transports report to), and the policy itself. */
 let active: HeapReclaimer | undefined;
+let installed: HeapPolicy | undefined;
 
 /**
  * Shapes this process's V8 heap for serving (the `execd-server` CLI installs it; an embedder that
@@ -38,6 +40,7 @@ let active: HeapReclaimer | undefined;
  * Installing twice replaces the first policy.
  */
 export function installHeapPolicy(options: HeapPolicyOptions = {}): HeapPolicy {
+  installed?.close();
   const logger = options.logger ?? NOOP_LOGGER;
   const cap = options.youngGenerationBytes ?? YOUNG_GENERATION_BYTES;
   let cappedAt: number | undefined;
@@ -53,7 +56,6 @@ export function installHeapPolicy(options: HeapPolicyOptions = {}): HeapPolicy {
   check();
   if (cappedAt === undefined) observer.observe({ entryTypes: ['gc'] });
 
-  active?.close();
   const collect = options.reclaimAfterLargeFrames === false ? undefined : fullCollector();
   const reclaimer =
     collect === undefined
@@ -68,15 +70,19 @@ export function installHeapPolicy(options: HeapPolicyOptions = {}): HeapPolicy {
             }),
         });
   active = reclaimer;
-  return {
+  const policy: HeapPolicy = {
     cappedAtBytes: () => cappedAt,
     reclaimer: () => reclaimer?.stats(),
     close: () => {
       observer.disconnect();
       reclaimer?.close();
-      if (active === reclaimer) active = undefined;
+      if (installed !== policy) return;
+      installed = undefined;
+      active = undefined;
     },
   };
+  installed = policy;
+  return policy;
 }
 
 /** Transports report every inbound frame's size here; nothing happens without a policy. */

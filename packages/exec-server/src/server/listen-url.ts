@@ -11,7 +11,8 @@ export type ListenTarget =
 
 const MAX_PORT = 65_535;
 
-function parseSocketAddress(address: string): { host: string; port: number } | undefined {
+/** `IP:PORT` with an IPv4 literal, or `[IPv6]:PORT`; undefined for anything else. */
+export function parseSocketAddress(address: string): { host: string; port: number } | undefined {
   let host: string;
   let portText: string;
   if (address.startsWith('[')) {
@@ -68,4 +69,17 @@ export function isLoopbackAddress(host: string): boolean {
   if (lower === '::1' || lower === '0:0:0:0:0:0:0:1') return true;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
   return mapped?.[1]?.startsWith('127.') === true;
+}
+
+/**
+ * Refuses to serve on a non-loopback `host` without an auth token (`doing`: what would be served,
+ * e.g. "listen", "serve /metrics"): anyone on the network could otherwise use it.
+ */
+export function requireTokenOffLoopback(host: string, hasToken: boolean, doing: string): void {
+  if (hasToken || isLoopbackAddress(host)) return;
+  throw new ExecError(
+    'unsupported',
+    `refusing to ${doing} on non-loopback address ${host} without an auth token; ` +
+      'pass --auth-token-file or set EXECD_AUTH_TOKEN',
+  );
 }

@@ -3,7 +3,7 @@ import type { LocalProcessTableOptions } from '../local/index.ts';
 import { BearerTokenVerifier } from './auth.ts';
 import { localEnvironmentInfo } from './environment-info.ts';
 import type { Readiness } from './http-endpoints.ts';
-import { DEFAULT_LISTEN_URL, isLoopbackAddress, parseListenUrl } from './listen-url.ts';
+import { DEFAULT_LISTEN_URL, parseListenUrl, requireTokenOffLoopback } from './listen-url.ts';
 import type { LocalPeerCheck } from './local-peer.ts';
 import type { ExecServerMetrics } from './metrics.ts';
 import { MAX_QUEUED_NOTIFICATION_BYTES } from './notification-gate.ts';
@@ -139,13 +139,7 @@ export async function startExecServer(options: ExecServerOptions = {}): Promise<
     true,
   );
   const verifier = options.authToken === undefined ? undefined : new BearerTokenVerifier(options.authToken);
-  if (target.kind === 'websocket' && !isLoopbackAddress(target.host) && !verifier) {
-    throw new ExecError(
-      'unsupported',
-      `refusing to listen on non-loopback address ${target.host} without an auth token; ` +
-        'pass --auth-token-file or set EXECD_AUTH_TOKEN',
-    );
-  }
+  if (target.kind === 'websocket') requireTokenOffLoopback(target.host, verifier !== undefined, 'listen');
 
   const allowedHosts = [...(options.allowedHosts ?? [])];
   for (const name of allowedHosts) {
