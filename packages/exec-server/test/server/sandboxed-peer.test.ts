@@ -6,7 +6,9 @@
 import { pathToFileUri } from '@execd/protocol';
 import { captureLogger, ProcessTracker } from '@execd/test-kit';
 import { describe, expect, test } from 'vitest';
+import { startReverseExecServer } from '../../src/server/start-reverse-exec-server.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
+import { startHost } from '../helpers/reverse-host.ts';
 import { startTestServer } from '../helpers/test-server.ts';
 
 const tracker = new ProcessTracker();
@@ -25,6 +27,7 @@ ask() {
   exec 3<&-
 }
 ask readyz 'GET /readyz HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n'
+[ "$2" = health ] && { ask metrics 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n'; exit; }
 ask upgrade 'GET / HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n'
 `;
 
@@ -33,10 +36,11 @@ async function run(
   processId: string,
   port: string,
   sandbox: Record<string, unknown> | null,
+  target: 'server' | 'health' = 'server',
 ): Promise<{ text: string; sandboxType: unknown }> {
   const started = await client.call<{ sandboxType: unknown }>('process/start', {
     processId,
-    argv: ['bash', '-c', ATTACK, 'attack', port],
+    argv: ['bash', '-c', ATTACK, 'attack', port, target],
     cwd: pathToFileUri(process.cwd()),
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
     tty: false,
@@ -97,4 +101,38 @@ describe.skipIf(process.platform !== 'linux')('a sandboxed command reaching its 
       expect(await again.call('environment/status', {})).toEqual({ status: 'ready' });
     },
   );
+
+  test('is refused on the health port of a reverse-connecting server (--health-listen)', async () => {
+    const { logger, records } = captureLogger();
+    const host = await startHost();
+    try {
+      await using reverse = await startReverseExecServer({
+        connect: host.url,
+        healthListen: 'http://127.0.0.1:0',
+        logger,
+      }); // no auth token: /metrics is open to loopback peers
+      await host.next();
+      const port = new URL(reverse.healthUrl ?? '').port;
+      // The attacker runs under another server of this machine: any sandboxed process will do.
+      await using server = await startTestServer();
+      await using client = await RawWsClient.connect(server.url);
+      await client.initialize();
+
+      const control = await run(client, 'control', port, null, 'health');
+      expect(control.text).toBe('readyz: HTTP/1.1 200 OK\nmetrics: HTTP/1.1 200 OK\n');
+      const attack = await run(
+        client,
+        'attack',
+        port,
+        { profile: 'workspace-write', networkAccess: true },
+        'health',
+      );
+      expect(attack.sandboxType).toBe('linuxSeccomp');
+      expect(attack.text).toBe('readyz: HTTP/1.1 403 Forbidden\nmetrics: HTTP/1.1 403 Forbidden\n');
+      // Checked from outside: the health port's guard logged both refusals as sandboxed.
+      expect(records.filter((record) => record.fields?.attribution === 'sandboxed')).toHaveLength(2);
+    } finally {
+      await host.close();
+    }
+  });
 });
