@@ -1,5 +1,8 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { endianness, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { addressKey, parseProcNetTcpRow } from './proc-net-tcp.ts';
+import { addressKey, findPeerSocketInode, parseProcNetTcpRow } from './proc-net-tcp.ts';
 
 const LOOPBACK_V4 = '00000000000000000000ffff7f000001';
 
@@ -56,5 +59,42 @@ describe('parseProcNetTcpRow', () => {
     '0: 0100:1 0100007F:1 01 0:0 0:0 0 0 0 9',
   ])('the header and junk are skipped: %j', (line) => {
     expect(parseProcNetTcpRow(line, true)).toBeUndefined();
+  });
+});
+
+describe.skipIf(endianness() !== 'LE')('findPeerSocketInode over a stand-in /proc/net', () => {
+  const HEADER =
+    '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode';
+  const row = (sl: number, local: string, remote: string, inode: number): string =>
+    `  ${sl}: ${local} ${remote} 01 00000000:00000000 00:00000000 00000000     0        0 ${inode} 1 0000000000000000 20 4 30 10 -1`;
+
+  test('connections asked about together are found in one read of the tables', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'execd-fake-net-'));
+    try {
+      mkdirSync(join(root, 'net'));
+      // Clients on 127.0.0.1:5000 and :5001 connected to a server on 127.0.0.1:8080; each
+      // connection has the client's row (the one looked for) and the server's.
+      writeFileSync(
+        join(root, 'net', 'tcp'),
+        [
+          HEADER,
+          row(0, '0100007F:1F90', '0100007F:1388', 100),
+          row(1, '0100007F:1388', '0100007F:1F90', 111),
+          row(2, '0100007F:1389', '0100007F:1F90', 222),
+          row(3, '0100007F:138A', '0100007F:1F90', 0), // TIME_WAIT: nobody holds it
+          '',
+        ].join('\n'),
+      );
+      const self = { address: '127.0.0.1', port: 8080 };
+      const signal = AbortSignal.timeout(10_000);
+      const found = await Promise.all(
+        [5000, 5001, 5002, 5003].map((port) =>
+          findPeerSocketInode({ address: '::ffff:127.0.0.1', port }, self, signal, root),
+        ),
+      );
+      expect(found).toEqual([111, 222, undefined, undefined]); // no tcp6 table: no more rows
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

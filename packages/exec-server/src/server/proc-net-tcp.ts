@@ -4,6 +4,7 @@
 import { open } from 'node:fs/promises';
 import { isIPv4, isIPv6 } from 'node:net';
 import { endianness } from 'node:os';
+import { SharedWalks, type WalkQuestion } from './shared-walks.ts';
 
 /** A TCP endpoint: an address as Node reports it (`127.0.0.1`, `::ffff:127.0.0.1`, `::1`) and a port. */
 export interface TcpEndpoint {
@@ -104,15 +105,14 @@ export function parseProcNetTcpRow(
   };
 }
 
-/** Yields the lines of a /proc file, reading at most `maxBytes`; throws past that bound. */
-async function* procLines(path: string, maxBytes: number, signal: AbortSignal): AsyncGenerator<string> {
+/** Yields the lines of a /proc file, reading at most `maxBytes` (throws past that) until `stop()`. */
+async function* procLines(path: string, maxBytes: number, stop: () => boolean): AsyncGenerator<string> {
   const handle = await open(path, 'r');
   try {
     const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
     let rest = '';
     let total = 0;
-    for (;;) {
-      signal.throwIfAborted();
+    while (!stop()) {
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
       if (bytesRead === 0) break;
       total += bytesRead;
@@ -121,17 +121,53 @@ async function* procLines(path: string, maxBytes: number, signal: AbortSignal): 
       rest = lines.pop() ?? '';
       yield* lines;
     }
-    if (rest !== '') yield rest;
+    if (rest !== '' && !stop()) yield rest;
   } finally {
     await handle.close();
   }
 }
 
+/** A row's identity: its local endpoint, then its remote one (both as address keys). */
+function rowKey(local: string, localPort: number, remote: string, remotePort: number): string {
+  return `${local}.${localPort}>${remote}.${remotePort}`;
+}
+
+/**
+ * One read of the tables for every connection asked about (see shared-walks.ts): a burst of
+ * connections reads and parses /proc/net/tcp (a row per socket of the namespace) a couple of
+ * times instead of once per connection.
+ */
+async function readTables(
+  procRoot: string,
+  questions: readonly WalkQuestion<string, number | undefined>[],
+): Promise<void> {
+  const wanted = new Map<string, WalkQuestion<string, number | undefined>[]>();
+  for (const question of questions)
+    wanted.set(question.query, [...(wanted.get(question.query) ?? []), question]);
+  const done = (): boolean => questions.every((question) => question.settled);
+  for (const table of ['tcp', 'tcp6']) {
+    try {
+      for await (const line of procLines(`${procRoot}/net/${table}`, PROC_NET_TCP_MAX_BYTES, done)) {
+        const row = parseProcNetTcpRow(line);
+        if (row === undefined || row.inode === 0) continue;
+        const found = wanted.get(rowKey(row.local, row.localPort, row.remote, row.remotePort));
+        for (const question of found ?? []) question.answer(row.inode);
+      }
+    } catch (error) {
+      // A missing tcp6 table (IPv6 disabled) just has no rows; anything else (an oversized
+      // table) means the question has no answer, which the caller must not read as "remote".
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+}
+
+const readsByRoot = new Map<string, SharedWalks<string, number | undefined>>();
+
 /**
  * The inode of the socket at the other end of a connection (`peer` → `self`) if it belongs to
  * this network namespace, else undefined (a remote peer, or a socket already closed). Reads
  * /proc/net/tcp then /proc/net/tcp6, bounded by {@link PROC_NET_TCP_MAX_BYTES} each (throws
- * past it) and by `signal`.
+ * past it) and by `signal`; questions asked together share one read.
  */
 export async function findPeerSocketInode(
   peer: TcpEndpoint,
@@ -142,20 +178,14 @@ export async function findPeerSocketInode(
   const peerKey = addressKey(peer.address);
   const selfKey = addressKey(self.address);
   if (peerKey === undefined || selfKey === undefined) return undefined;
-  for (const table of ['tcp', 'tcp6']) {
-    try {
-      for await (const line of procLines(`${procRoot}/net/${table}`, PROC_NET_TCP_MAX_BYTES, signal)) {
-        const row = parseProcNetTcpRow(line);
-        if (row === undefined || row.inode === 0) continue;
-        if (row.localPort !== peer.port || row.remotePort !== self.port) continue;
-        if (row.local === peerKey && row.remote === selfKey) return row.inode;
-      }
-    } catch (error) {
-      signal.throwIfAborted();
-      // A missing tcp6 table (IPv6 disabled) just has no rows; anything else (an oversized
-      // table) means the question has no answer, which the caller must not read as "remote".
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
+  let reads = readsByRoot.get(procRoot);
+  if (reads === undefined) {
+    reads = new SharedWalks<string, number | undefined>(
+      (questions) => readTables(procRoot, questions),
+      undefined,
+    );
+    readsByRoot.set(procRoot, reads);
   }
-  return undefined;
+  // The peer's own row: its local endpoint is the peer, its remote one is us.
+  return reads.ask(rowKey(peerKey, peer.port, selfKey, self.port), signal);
 }

@@ -1,7 +1,11 @@
 // Which process holds a socket (Linux): walks /proc/<pid>/fd for the link `socket:[inode]`, and
 // tells whether that process runs in this server's user and pid namespaces or in others (a
 // bubblewrap sandbox has its own of both). Every call is async and bounded by the caller's signal.
+// Lookups share walks (see shared-walks.ts): a walk reads every descriptor of every process, the
+// server's own included (one per connection and child pipe), so a burst of N connections costs a
+// couple of walks instead of N.
 import { readdir, readlink } from 'node:fs/promises';
+import { SharedWalks, type WalkQuestion } from './shared-walks.ts';
 
 /** Who holds a socket. */
 export type SocketOwner =
@@ -32,62 +36,88 @@ async function namespacesOf(procRoot: string, pid: string): Promise<Namespaces |
   }
 }
 
-/** True when `pid` has `target` (`socket:[inode]`) among its open files. */
-async function holds(procRoot: string, pid: string, target: string, signal: AbortSignal): Promise<boolean> {
+/** A question of a walk: the `socket:[inode]` link looked for. */
+type Lookup = WalkQuestion<string, SocketOwner>;
+
+/**
+ * Calls `visit` for each link among `pid`'s open files that names a socket still looked for,
+ * reading the links one after the other; stops early once nothing is looked for.
+ */
+async function visitSocketLinks(
+  procRoot: string,
+  pid: string,
+  wanted: Map<string, Lookup[]>,
+  visit: (lookups: Lookup[]) => void,
+): Promise<void> {
   let fds: string[];
   try {
     fds = await readdir(`${procRoot}/${pid}/fd`);
   } catch {
-    return false;
+    return;
   }
   for (const fd of fds) {
-    signal.throwIfAborted();
+    if (wanted.size === 0) return;
+    let link: string;
     try {
-      if ((await readlink(`${procRoot}/${pid}/fd/${fd}`)) === target) return true;
+      link = await readlink(`${procRoot}/${pid}/fd/${fd}`);
     } catch {
-      // Closed meanwhile.
+      continue; // closed meanwhile
     }
+    const lookups = wanted.get(link);
+    if (lookups !== undefined) visit(lookups);
   }
-  return false;
 }
 
 /**
  * Runs `visit` over `items` with at most {@link PROC_SCAN_CONCURRENCY} at once, in order of
- * start; stops starting new ones once `visit` returned true. Resolves with the items it was true for.
+ * start, until `done()` says there is nothing left to look for.
  */
 async function scan<T>(
   items: readonly T[],
-  visit: (item: T) => Promise<boolean>,
-  stopAtFirst: boolean,
-): Promise<T[]> {
-  const found: T[] = [];
+  visit: (item: T) => Promise<void>,
+  done: () => boolean,
+): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < items.length && !(stopAtFirst && found.length > 0)) {
-      const item = items[next++] as T;
-      if (await visit(item)) found.push(item);
-    }
+    while (next < items.length && !done()) await visit(items[next++] as T);
   };
   await Promise.all(Array.from({ length: PROC_SCAN_CONCURRENCY }, worker));
-  return found;
 }
 
 /**
- * Finds the process holding socket `inode` and classifies it. Any holder in another user or pid
- * namespace than this process makes it `sandboxed` (checked first, over every such process);
- * otherwise the first holder found in ours makes it `host` (this process is looked at first: the
- * in-process client of an embedder or a test). Throws only when `signal` aborts.
+ * One walk of `procRoot` for `batch`. Per socket, as a walk of its own would decide: held by this process
+ * makes it `host` (the in-process client of an embedder or a test: nobody else can hold it
+ * without us passing it); else any holder in another user or pid namespace makes it
+ * `sandboxed` (every such process is looked at first); else the newest holder found in ours
+ * makes it `host`. Lookups left unanswered are `unknown`.
  */
-export async function findSocketOwner(
-  inode: number,
-  signal: AbortSignal,
-  procRoot: string = '/proc',
-): Promise<SocketOwner> {
-  const target = `socket:[${inode}]`;
-  // The socket is ours (an in-process client): nobody else can hold it without us passing it.
-  if (await holds(procRoot, 'self', target, signal)) return { kind: 'host', pid: process.pid };
+async function walkOwners(procRoot: string, batch: readonly Lookup[]): Promise<void> {
+  const wanted = new Map<string, Lookup[]>();
+  for (const lookup of batch) {
+    const list = wanted.get(lookup.query);
+    if (list === undefined) wanted.set(lookup.query, [lookup]);
+    else list.push(lookup);
+  }
+  // Lookups whose callers gave up leave the walk; once none is left it stops.
+  const prune = (): boolean => {
+    for (const [target, lookups] of wanted) {
+      const open = lookups.filter((lookup) => !lookup.settled);
+      if (open.length === 0) wanted.delete(target);
+      else if (open.length !== lookups.length) wanted.set(target, open);
+    }
+    return wanted.size === 0;
+  };
+  const settleAll = (lookups: Lookup[], owner: SocketOwner): void => {
+    for (const lookup of lookups) lookup.answer(owner);
+    wanted.delete(lookups[0]!.query);
+  };
+
+  await visitSocketLinks(procRoot, 'self', wanted, (lookups) =>
+    settleAll(lookups, { kind: 'host', pid: process.pid }),
+  );
+  if (prune()) return;
   const own = await namespacesOf(procRoot, 'self');
-  if (own === undefined) return { kind: 'unknown' };
+  if (own === undefined) return;
   const self = String(process.pid);
   const pids = (await readdir(procRoot)).filter((name) => /^[0-9]+$/.test(name) && name !== self);
   const foreign: string[] = [];
@@ -95,21 +125,60 @@ export async function findSocketOwner(
   await scan(
     pids,
     async (pid) => {
-      signal.throwIfAborted();
       const ns = await namespacesOf(procRoot, pid);
-      if (ns === undefined) return false;
-      (ns.user === own.user && ns.pid === own.pid ? ours : foreign).push(pid);
-      return false;
+      if (ns !== undefined) (ns.user === own.user && ns.pid === own.pid ? ours : foreign).push(pid);
     },
-    false,
+    prune,
   );
   // Newest first: a client is more often a recent process than init or a long-running daemon.
   const newestFirst = (a: string, b: string): number => Number(b) - Number(a);
   foreign.sort(newestFirst);
   ours.sort(newestFirst);
-  const [sandboxed] = await scan(foreign, (pid) => holds(procRoot, pid, target, signal), true);
-  if (sandboxed !== undefined) return { kind: 'sandboxed', pid: Number(sandboxed) };
-  const [host] = await scan(ours, (pid) => holds(procRoot, pid, target, signal), true);
-  if (host !== undefined) return { kind: 'host', pid: Number(host) };
-  return { kind: 'unknown' };
+  await scan(
+    foreign,
+    (pid) =>
+      visitSocketLinks(procRoot, pid, wanted, (lookups) =>
+        settleAll(lookups, { kind: 'sandboxed', pid: Number(pid) }),
+      ),
+    prune,
+  );
+  // Settled as host only now: a socket held both inside a sandbox and outside is sandboxed.
+  // Among our processes the newest holder is named, whichever of the concurrent reads ends first.
+  const hostHolders = new Map<string, number>();
+  await scan(
+    ours,
+    (pid) =>
+      visitSocketLinks(procRoot, pid, wanted, (lookups) => {
+        const target = lookups[0]!.query;
+        hostHolders.set(target, Math.max(hostHolders.get(target) ?? 0, Number(pid)));
+      }),
+    () => prune() || [...wanted.keys()].every((target) => hostHolders.has(target)),
+  );
+  for (const [target, pid] of hostHolders) {
+    const lookups = wanted.get(target);
+    if (lookups !== undefined) settleAll(lookups, { kind: 'host', pid });
+  }
+}
+
+/** The shared walks of each /proc root (one in production; tests may point at another). */
+const walksByRoot = new Map<string, SharedWalks<string, SocketOwner>>();
+
+/**
+ * Finds the process holding socket `inode` and classifies it. Any holder in another user or pid
+ * namespace than this process makes it `sandboxed` (checked first, over every such process);
+ * otherwise a holder found in ours makes it `host` (this process is looked at first: the
+ * in-process client of an embedder or a test). Lookups made together share one walk of /proc.
+ * Throws when `signal` aborts or /proc cannot be listed.
+ */
+export function findSocketOwner(
+  inode: number,
+  signal: AbortSignal,
+  procRoot: string = '/proc',
+): Promise<SocketOwner> {
+  let walks = walksByRoot.get(procRoot);
+  if (walks === undefined) {
+    walks = new SharedWalks<string, SocketOwner>((batch) => walkOwners(procRoot, batch), { kind: 'unknown' });
+    walksByRoot.set(procRoot, walks);
+  }
+  return walks.ask(`socket:[${inode}]`, signal);
 }

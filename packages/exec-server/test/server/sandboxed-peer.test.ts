@@ -3,6 +3,8 @@
 // auth token it would get a session there and start unsandboxed processes. These tests run the
 // attack for real: a command started through the server itself, under bubblewrap, speaks HTTP to
 // the server's port with bash's /dev/tcp; the same script run unsandboxed is the control.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { pathToFileUri } from '@execd/protocol';
 import { captureLogger, ProcessTracker } from '@execd/test-kit';
 import { describe, expect, test } from 'vitest';
@@ -26,9 +28,11 @@ ask() {
   echo "$1: $status" | tr -d '\r'
   exec 3<&-
 }
+UPGRADE='GET / HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n'
+[ "$2" = burst ] && { for i in 1 2 3 4 5 6; do ask upgrade "$UPGRADE"; done; exit; }
 ask readyz 'GET /readyz HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n'
 [ "$2" = health ] && { ask metrics 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n'; exit; }
-ask upgrade 'GET / HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n'
+ask upgrade "$UPGRADE"
 `;
 
 async function run(
@@ -36,7 +40,7 @@ async function run(
   processId: string,
   port: string,
   sandbox: Record<string, unknown> | null,
-  target: 'server' | 'health' = 'server',
+  target: 'server' | 'health' | 'burst' = 'server',
 ): Promise<{ text: string; sandboxType: unknown }> {
   const started = await client.call<{ sandboxType: unknown }>('process/start', {
     processId,
@@ -62,6 +66,33 @@ async function run(
     if (read.closed) return { text, sandboxType: started.sandboxType };
   }
 }
+
+/**
+ * A host client process: WebSocket upgrades of 12 connections at once to 127.0.0.1:argv[1], each
+ * status line printed, round after round until its stdin ends.
+ */
+const HOST_BURSTS = String.raw`
+const net = require('node:net');
+const port = Number(process.argv[1]);
+const request = 'GET / HTTP/1.1\r\nHost: 127.0.0.1:' + port + '\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+  'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n';
+let running = true;
+process.stdin.on('end', () => { running = false; }).resume();
+const upgrade = () => new Promise((resolve) => {
+  const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
+  let text = '';
+  socket.setEncoding('latin1').on('data', (data) => {
+    text += data;
+    const end = text.indexOf('\r\n');
+    if (end < 0) return;
+    process.stdout.write(text.slice(0, end) + '\n');
+    socket.destroy();
+    resolve();
+  });
+  socket.on('error', () => { process.stdout.write('error\n'); resolve(); });
+});
+(async () => { do { await Promise.all(Array.from({ length: 12 }, upgrade)); } while (running); })();
+`;
 
 function connectionsTotal(metricsText: string): number {
   return Number(/^execd_connections_total (\d+)$/m.exec(metricsText)?.[1]);
@@ -101,6 +132,45 @@ describe.skipIf(process.platform !== 'linux')('a sandboxed command reaching its 
       expect(await again.call('environment/status', {})).toEqual({ status: 'ready' });
     },
   );
+
+  test('is refused while host clients connect at the same moment (attribution walks are shared)', async () => {
+    const { logger, records } = captureLogger();
+    await using server = await startTestServer({ logger });
+    const port = new URL(server.url).port;
+    await using client = await RawWsClient.connect(server.url);
+    await client.initialize();
+    // Another host process upgrades 12 connections at once, again and again, for as long as the
+    // attack runs: the sandboxed connections are attributed in the same walks of /proc as theirs.
+    const hosts = spawn(process.execPath, ['-e', HOST_BURSTS, port], { stdio: ['pipe', 'pipe', 'inherit'] });
+    tracker.add(hosts.pid ?? 0);
+    let statuses = '';
+    hosts.stdout.setEncoding('utf8').on('data', (text: string) => {
+      statuses += text;
+    });
+    const hostsDone = once(hosts, 'close');
+    let attack: { text: string; sandboxType: unknown };
+    try {
+      attack = await run(
+        client,
+        'attack',
+        port,
+        { profile: 'workspace-write', networkAccess: true },
+        'burst',
+      );
+    } finally {
+      hosts.stdin.end();
+      await hostsDone;
+    }
+    expect(attack.sandboxType).toBe('linuxSeccomp');
+    expect(attack.text).toBe('upgrade: HTTP/1.1 403 Forbidden\n'.repeat(6));
+    const hostLines = statuses.trim().split('\n');
+    expect(hostLines.length).toBeGreaterThanOrEqual(12);
+    expect(new Set(hostLines)).toEqual(new Set(['HTTP/1.1 101 Switching Protocols']));
+    // Checked from outside: six refusals, each of a sandboxed pid (every host client got in).
+    const refusals = records.filter((record) => record.message.startsWith('refused a connection'));
+    expect(refusals.map((record) => record.fields?.attribution)).toEqual(Array(6).fill('sandboxed'));
+    expect(refusals.every((record) => typeof record.fields?.pid === 'number')).toBe(true);
+  });
 
   test('is refused on the health port of a reverse-connecting server (--health-listen)', async () => {
     const { logger, records } = captureLogger();
