@@ -16,7 +16,7 @@ const LOAD_PROCESSES = 5;
 /** `seq 1 LOAD_LINES` per load process: 108,894 bytes (BENCH_LOAD_LINES=140000: about 1 MiB). */
 const LOAD_LINES = Number(process.env.BENCH_LOAD_LINES ?? 20_000);
 const FIGURES = new Set(
-  (process.env.BENCH_FIGURES ?? 'start,stream,pty,memory,load').split(',').map((name) => name.trim()),
+  (process.env.BENCH_FIGURES ?? 'start,stream,pty,memory,load,connect').split(',').map((name) => name.trim()),
 );
 
 const ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };
@@ -171,6 +171,35 @@ async function loadThroughput(url, codec) {
   return totals.reduce((sum, n) => sum + n, 0) / 1e6 / seconds;
 }
 
+/**
+ * (f) LOAD_CLIENTS clients connecting at once (WebSocket upgrade + \`initialize\`), then closing:
+ * wall time, and the serving process's CPU seconds. Rounds interleaved across the targets; medians.
+ */
+async function connectStorms(targets) {
+  const runs = new Map(targets.map((target) => [target.label, []]));
+  for (let round = 0; round < STREAM_ROUNDS; round++) {
+    for (const target of targets) {
+      const serverCpu = cpuSeconds(target.servingPid);
+      const started = performance.now();
+      const clients = await Promise.all(
+        Array.from({ length: LOAD_CLIENTS }, () =>
+          ExecServerClient.connect({ url: target.url, codec: target.codec, clientName: 'bench-connect' }),
+        ),
+      );
+      const ms = performance.now() - started;
+      const cpu = cpuSeconds(target.servingPid) - serverCpu;
+      await Promise.all(clients.map((client) => client.close()));
+      runs.get(target.label).push({ ms, cpu });
+    }
+  }
+  return Object.fromEntries(
+    [...runs].map(([label, values]) => [
+      label,
+      { ms: median(values.map((v) => v.ms)), cpu: median(values.map((v) => v.cpu)) },
+    ]),
+  );
+}
+
 const peerBin = peerBinary();
 const servers = [];
 try {
@@ -196,11 +225,15 @@ try {
   const targets = [
     {
       label: 'msgpack',
+      url: execd.url,
+      codec: 'msgpack',
       client: await ExecServerClient.connect({ url: execd.url, codec: 'msgpack' }),
       servingPid: execd.servingPid(),
     },
     {
       label: 'json',
+      url: execd.url,
+      codec: 'json',
       client: await ExecServerClient.connect({ url: execd.url, codec: 'json' }),
       servingPid: execd.servingPid(),
     },
@@ -208,6 +241,8 @@ try {
   if (peer)
     targets.push({
       label: 'original',
+      url: peer.url,
+      codec: 'json',
       client: await ExecServerClient.connect({ url: peer.url, codec: 'json' }),
       servingPid: peer.servingPid(),
     });
@@ -229,6 +264,11 @@ try {
     log(`(e) ${PTY_MIB} MiB through a PTY`);
     Object.assign(pty, await streams(targets, { mib: PTY_MIB, tty: true, name: 'pty' }));
   }
+  let connect;
+  if (FIGURES.has('connect')) {
+    log(`(f) ${LOAD_CLIENTS} clients connecting at once`);
+    connect = await connectStorms(targets.filter((target) => target.label !== 'msgpack'));
+  }
   for (const target of targets) await target.client.close();
   let memory;
   if (FIGURES.has('memory')) {
@@ -245,7 +285,9 @@ try {
     };
     if (peer) load.original = await loadThroughput(peer.url, 'json');
   }
-  log(JSON.stringify({ latency: latency && Object.fromEntries(latency), stream, pty, memory, load }));
+  log(
+    JSON.stringify({ latency: latency && Object.fromEntries(latency), stream, pty, memory, load, connect }),
+  );
 
   const mib = (bytes) => bytes / 2 ** 20;
   const figures = [];
@@ -334,6 +376,21 @@ try {
       }),
     );
   }
+  if (connect)
+    figures.push(
+      figure({
+        figure: `${LOAD_CLIENTS} clients connecting at once (upgrade + initialize), until all are in (execd json; median of ${STREAM_ROUNDS})`,
+        execd: connect.json.ms,
+        unit: 'ms',
+        ...baseline(connect.original?.ms),
+      }),
+      figure({
+        figure: `server CPU for ${LOAD_CLIENTS} clients connecting at once (execd json: every local connection attributed to its process)`,
+        execd: connect.json.cpu,
+        unit: 's',
+        ...baseline(connect.original?.cpu),
+      }),
+    );
   emit('exec-server vs the original Codex exec-server', figures);
 } finally {
   for (const server of servers) await server.stop();
