@@ -234,8 +234,14 @@ export class ProcessRecord {
       }),
     ]);
     clearTimeout(timer);
-    if (timedOut)
+    if (timedOut && this.#closed) {
+      // Its output ended long ago: only the child's cleanup (its cgroup, on a busy host) is slow.
+      this.#init.logger.debug('process cleanup still running at the shutdown deadline', {
+        processId: this.processId,
+      });
+    } else if (timedOut) {
       this.#init.logger.warn('process streams still open after shutdown', { processId: this.processId });
+    }
     await this.#network?.close();
   }
 

@@ -24,6 +24,7 @@ export class FakeSpawnedProcess implements SpawnedProcess {
   #exitStatus: ExitStatus | undefined;
   #stdinOpen: boolean;
   #closeCalls = 0;
+  #closeGate: Promise<void> | undefined;
 
   constructor(options: { tty?: boolean; stdinOpen?: boolean } = {}) {
     this.tty = options.tty ?? false;
@@ -111,11 +112,17 @@ export class FakeSpawnedProcess implements SpawnedProcess {
     return this.exited;
   }
 
+  /** `close()` also waits for `gate` (a slow cleanup, as a cgroup's removal on a busy host). */
+  holdClose(gate: Promise<void>): void {
+    this.#closeGate = gate;
+  }
+
   async close(): Promise<void> {
     this.#closeCalls += 1;
     this.kill('SIGKILL');
     this.endStreams();
     await this.closed;
+    await this.#closeGate;
   }
 
   [Symbol.asyncDispose](): Promise<void> {

@@ -10,7 +10,7 @@ import {
   responseMessage,
   utf8,
 } from '@execd/protocol';
-import { waitFor } from '@execd/test-kit';
+import { captureLogger, waitFor } from '@execd/test-kit';
 import { afterEach, describe, expect, test } from 'vitest';
 import { LocalProcessTable, type LocalProcessTableOptions } from '../../src/local/local-process-table.ts';
 import type { ProcessNotification } from '../../src/types.ts';
@@ -501,5 +501,47 @@ describe('signal, terminate, resize, list, shutdown', () => {
     expect(table.list().processes).toEqual([]);
     expect((await rejection(table.start(params({ processId: 'c' })))).code).toBe('internal');
     expect(table.shutdown()).toBe(shutdown);
+  });
+
+  test('a shutdown past its drain deadline warns only about streams that are still open', async () => {
+    const { logger, records } = captureLogger();
+    const { table, child } = setup({ logger, shutdownDrainTimeoutMs: 50 });
+    // Done: exited and output ended, but its cleanup is slow (a cgroup's removal on a busy host).
+    await table.start(params({ processId: 'done' }));
+    const done = child();
+    done.exit(0);
+    done.endStreams();
+    await waitFor(() => table.list().processes.some((p) => p.processId === 'done' && p.state === 'closed'));
+    let finishCleanup!: () => void;
+    done.holdClose(
+      new Promise<void>((resolve) => {
+        finishCleanup = resolve;
+      }),
+    );
+    // Held: a SIGKILL does not end its streams (a daemon of its own session holds them).
+    await table.start(params({ processId: 'held' }));
+    const held = child();
+    held.kill = (signal = 'SIGKILL') => void held.signals.push(signal);
+    const shutdown = table.shutdown();
+    await waitFor(() =>
+      records.some((record) => record.message === 'process streams still open after shutdown'),
+    );
+    finishCleanup();
+    held.exit(137, 'SIGKILL');
+    held.endStreams();
+    await shutdown;
+    const about = (processId: string) =>
+      records
+        .filter((record) => record.fields?.processId === processId && record.level !== 'debug')
+        .map((r) => r.message);
+    expect(about('held')).toEqual(['process streams still open after shutdown']);
+    expect(about('done')).toEqual([]);
+    expect(
+      records.some(
+        (record) =>
+          record.message === 'process cleanup still running at the shutdown deadline' &&
+          record.fields?.processId === 'done',
+      ),
+    ).toBe(true);
   });
 });

@@ -128,7 +128,10 @@ export async function createCommandCgroup(
       cause: error,
     });
   }
+  let closing: Promise<void> | undefined;
   const killAll = async (): Promise<void> => {
+    // Closing kills everything first, then removes the group: no file of it to read again.
+    if (closing !== undefined) return closing;
     const emptied = await killGroup({
       procsFiles: layout.procsFiles,
       killFile: layout.killFile,
@@ -157,7 +160,6 @@ export async function createCommandCgroup(
     const events = await readGroupEvents(layout);
     return cpuWatch === undefined ? events : { ...events, cpuLimitHit: cpuWatch.exceeded };
   };
-  let closing: Promise<void> | undefined;
   let final: { events: LimitEvents; cpuSeconds: number | undefined } | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
