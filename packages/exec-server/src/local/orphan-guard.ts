@@ -1,43 +1,55 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import type { ExitStatus, OutputChunk, SpawnedProcess, TerminateOptions } from '@execd/pty-utils';
 
 /**
- * The watchdog: a POSIX shell that reads `+ID` / `-ID` lines (process groups to guard or to
- * forget) and `>FILE` / `<FILE` lines (a command cgroup's `cgroup.procs` to guard or to forget) on
- * stdin. At EOF, which the kernel delivers when every holder of the pipe's write end is gone,
- * i.e. when the server died, however it died (SIGKILL included), it SIGKILLs every process listed
- * in a guarded cgroup (a `setsid` daemon is still there: no group or session reaches it; read
- * again a few times for children forked meanwhile), every guarded process group, then (Linux)
- * every other process of the guarded sessions (a PTY shell's background jobs live in other
- * groups of the same session). Node cannot set `PR_SET_PDEATHSIG`, and a child that neither
- * writes to its pipes nor minds SIGHUP would otherwise outlive the server.
+ * The watchdog: a POSIX shell that reads `+PGID` / `-PGID` lines (a process group to guard, or to
+ * forget) and `>ID FILE` / `<ID` lines (a command cgroup's `cgroup.procs` to guard under a number
+ * of the server's choosing, or to forget) on stdin. At EOF, which the kernel delivers when every
+ * holder of the pipe's write end is gone, i.e. when the server died, however it died (SIGKILL
+ * included), it SIGKILLs every process listed in a guarded cgroup (a `setsid` daemon is still
+ * there: no group or session reaches it; read again a few times for children forked meanwhile),
+ * every guarded process group, then (Linux) every other process of the guarded sessions (a PTY
+ * shell's background jobs live in other groups of the same session). Node cannot set
+ * `PR_SET_PDEATHSIG`, and a child that neither writes to its pipes nor minds SIGHUP would
+ * otherwise outlive the server.
+ *
+ * Each entry is a shell variable of its own (`g_PGID` counts the guards of a group, `c_ID` holds a
+ * file), so adding and forgetting cost the same with ten entries or ten thousand; the list they
+ * are read back from at EOF is `set`'s. (Keeping them in one string, as before, made forgetting an
+ * entry a pattern match over the whole string: with 1,000 commands running, forgetting them in
+ * random order kept the shell busy for over ten minutes.) Only digits are ever evaluated.
  */
 const WATCHDOG_SCRIPT = `trap '' HUP INT TERM PIPE
 set -f
-g=' '
-c=' '
 while IFS= read -r l; do
+  i=\${l#?}; i=\${i%% *}
+  case $i in ''|*[!0-9]*) continue ;; esac
   case $l in
-    +*) g="$g\${l#+} " ;;
-    -*) i=\${l#-}; case $g in *" $i "*) g="\${g%% $i *} \${g#* $i }" ;; esac ;;
-    \\>*) c="$c\${l#>} " ;;
-    \\<*) i=\${l#<}; case $c in *" $i "*) c="\${c%% $i *} \${c#* $i }" ;; esac ;;
+    +*) eval "g_$i=\\$((\\\${g_$i:-0}+1))" ;;
+    -*) eval "n=\\\${g_$i:-0}"; if [ "$n" -gt 1 ]; then eval "g_$i=\\$((n-1))"; else unset "g_$i"; fi ;;
+    \\>*) f=\${l#* }; eval "c_$i=\\$f" ;;
+    \\<*) unset "c_$i" ;;
   esac
 done
-[ "$g" = ' ' ] && [ "$c" = ' ' ] && exit 0
-for f in $c; do
+names=$(set | while IFS= read -r v; do case $v in [gc]_[0-9]*=*) echo "\${v%%=*}" ;; esac; done)
+[ -n "$names" ] || exit 0
+for n in $names; do
+  case $n in c_*) eval "f=\\$$n" ;; *) continue ;; esac
   for r in 1 2 3 4 5; do
-    while read -r p; do kill -KILL "$p" 2>/dev/null; done < "$f" 2>/dev/null || break
+    while read -r p; do kill -KILL "$p" 2>/dev/null; done 2>/dev/null < "$f" || break
   done
 done
-for i in $g; do kill -KILL -- "-$i" 2>/dev/null; done
+for n in $names; do case $n in g_*) kill -KILL -- "-\${n#g_}" 2>/dev/null ;; esac; done
 [ -d /proc/self ] || exit 0
 set +f
 for s in /proc/[0-9]*/stat; do
-  read -r l < "$s" 2>/dev/null || continue
+  read -r l 2>/dev/null < "$s" || continue
   set -f; set -- \${l##*) }; set +f
-  case $g in *" $4 "*) p=\${s#/proc/}; kill -KILL "\${p%/stat}" 2>/dev/null ;; esac
+  case $4 in ''|*[!0-9]*) continue ;; esac
+  eval "m=\\\${g_$4-}"
+  [ -n "$m" ] && { p=\${s#/proc/}; kill -KILL "\${p%/stat}" 2>/dev/null; }
 done
 `;
 
@@ -50,9 +62,11 @@ const MAX_WATCHDOG_RESTARTS = 3;
  * it does not keep the event loop alive. No-op on Windows.
  */
 export class OrphanGuard {
-  readonly #guarded = new Set<number>();
-  /** Guarded cgroup.procs files (each command's group is its own). */
-  readonly #groupFiles = new Set<string>();
+  /** Guarded process groups, each with how many guards it has (a pid can be reused meanwhile). */
+  readonly #guarded = new Map<number, number>();
+  /** Guarded cgroup.procs files (each command's group is its own), by their number on the wire. */
+  readonly #groupFiles = new Map<number, string>();
+  #nextFileId = 1;
   #watchdog: ChildProcess | undefined;
   #broken = false;
   #restarts = 0;
@@ -60,32 +74,44 @@ export class OrphanGuard {
   /**
    * Guards process group `pgid`, and the processes listed in `groupProcsFiles` (the command's
    * cgroup, where its daemons in sessions of their own still are), until the returned handle is
-   * disposed. A path with whitespace is not guarded (the watchdog splits on it); the next
+   * disposed. A path with whitespace is not guarded (the watchdog reads lines); the next
    * executor's cgroup sweep still kills what is left there.
    */
   protect(pgid: number, groupProcsFiles: readonly string[] = []): Disposable {
     if (process.platform === 'win32' || !Number.isSafeInteger(pgid) || pgid <= 1)
       return { [Symbol.dispose]() {} };
-    this.#guarded.add(pgid);
-    this.#send(`+${pgid}\n`);
-    const files = groupProcsFiles.filter((file) => !/\s/.test(file));
-    for (const file of files) {
-      this.#groupFiles.add(file);
-      this.#send(`>${file}\n`);
-    }
+    this.#guarded.set(pgid, (this.#guarded.get(pgid) ?? 0) + 1);
+    const files = groupProcsFiles
+      .filter((file) => !/\s/.test(file))
+      .map((file) => ({ id: this.#nextFileId++, file }));
+    for (const { id, file } of files) this.#groupFiles.set(id, file);
+    this.#send(`+${pgid}\n${files.map(({ id, file }) => `>${id} ${file}\n`).join('')}`);
     let disposed = false;
     return {
       [Symbol.dispose]: () => {
         if (disposed) return;
         disposed = true;
-        this.#guarded.delete(pgid);
-        this.#send(`-${pgid}\n`);
-        for (const file of files) {
-          this.#groupFiles.delete(file);
-          this.#send(`<${file}\n`);
-        }
+        const count = this.#guarded.get(pgid) ?? 1;
+        if (count > 1) this.#guarded.set(pgid, count - 1);
+        else this.#guarded.delete(pgid);
+        for (const { id } of files) this.#groupFiles.delete(id);
+        this.#send(`-${pgid}\n${files.map(({ id }) => `<${id}\n`).join('')}`);
       },
     };
+  }
+
+  /** The watchdog's pid, once started (for tests and diagnostics). */
+  watchdogPid(): number | undefined {
+    return this.#watchdog?.pid;
+  }
+
+  /**
+   * Resolves once every line sent so far has left this process for the watchdog's pipe (what is
+   * still queued here is lost if this process is killed).
+   */
+  async flushed(): Promise<void> {
+    const stdin = this.#watchdog?.stdin;
+    while (stdin && !stdin.destroyed && stdin.writableLength > 0) await once(stdin, 'drain');
   }
 
   #send(line: string): void {
@@ -124,9 +150,10 @@ export class OrphanGuard {
       this.#restarts += 1;
       if (this.#restarts > MAX_WATCHDOG_RESTARTS) this.#broken = true;
       if (this.#broken || (this.#guarded.size === 0 && this.#groupFiles.size === 0)) return;
-      const replacement = this.#ensureWatchdog();
-      for (const pgid of this.#guarded) replacement?.stdin?.write(`+${pgid}\n`);
-      for (const file of this.#groupFiles) replacement?.stdin?.write(`>${file}\n`);
+      const lines: string[] = [];
+      for (const [pgid, count] of this.#guarded) for (let i = 0; i < count; i++) lines.push(`+${pgid}\n`);
+      for (const [id, file] of this.#groupFiles) lines.push(`>${id} ${file}\n`);
+      this.#ensureWatchdog()?.stdin?.write(lines.join(''));
     });
     return child;
   }
