@@ -41,7 +41,9 @@ export function defineNetworkScenarios(mode: HarnessMode): void {
         return request.network?.host === 'ask.test' ? 'approved' : 'denied';
       };
       await using h = await createHarness(mode, {
-        manager: { approvalPolicy: 'on-request', approver },
+        // The refusals must be seen at the early exit to be offered a retry: a generous grace
+        // keeps that deterministic on a loaded machine (each call still returns at the exit).
+        manager: { approvalPolicy: 'on-request', approver, earlyExitGraceMs: 20_000 },
         environment: {
           permissionProfile: 'workspace-write',
           managedNetwork: {
