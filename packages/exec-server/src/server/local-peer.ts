@@ -13,7 +13,8 @@ import { findSocketOwner } from './socket-owner.ts';
  * - `sandboxed-only` (default): refuse a peer positively found in a sandbox. A sandbox of this
  *   server always lives in a pid namespace below the server's, so its processes are always
  *   found; peers this server cannot see (a sidecar container of the same pod, host processes
- *   when the server runs in a container with the host's network) are served;
+ *   when the server runs in a container with the host's network) are served. A walk that does
+ *   not finish within its deadline is refused, as in `strict`;
  * - `strict`: also refuse a loopback peer whose process cannot be found (it exited, or runs in a
  *   pid namespace this server cannot see), for hosts where every client is visible;
  * - `off`: no check (what the original does).
@@ -36,8 +37,9 @@ export type PeerVerdict =
 
 /**
  * Upper bound on attributing one connection (reading /proc/net/tcp{,6} and walking /proc). Past
- * it the connection counts as unattributed. A walk takes milliseconds on an idle machine and far
- * longer on a loaded one with many processes; a slow upgrade is better than a refused client.
+ * it a loopback connection is refused, in every mode. A walk takes milliseconds on an idle
+ * machine and far longer on a loaded one with many processes; a slow upgrade is better than a
+ * refused client.
  */
 export const PEER_ATTRIBUTION_TIMEOUT_MS = 5_000;
 
@@ -80,6 +82,10 @@ export async function checkLocalPeer(socket: Socket, options: CheckLocalPeerOpti
   const unattributed: PeerVerdict = strict
     ? { allowed: false, peer: 'unattributed' }
     : { allowed: true, peer: 'unattributed' };
+  // A walk that did not finish (the deadline passed, /proc could not be read) proves nothing: a
+  // sandboxed command can make it slow on purpose (thousands of descriptors in processes newer
+  // than the one that connects). Refused in every mode.
+  const incomplete: PeerVerdict = { allowed: false, peer: 'unattributed' };
   const signal = AbortSignal.timeout(options.timeoutMs ?? PEER_ATTRIBUTION_TIMEOUT_MS);
   let inode: number | undefined;
   try {
@@ -89,14 +95,14 @@ export async function checkLocalPeer(socket: Socket, options: CheckLocalPeerOpti
       signal,
     );
   } catch {
-    return loopback ? unattributed : { allowed: true, peer: 'remote' };
+    return loopback ? incomplete : { allowed: true, peer: 'remote' };
   }
   if (inode === undefined) return loopback ? unattributed : { allowed: true, peer: 'remote' };
   let owner: Awaited<ReturnType<typeof findSocketOwner>>;
   try {
     owner = await findSocketOwner(inode, signal);
   } catch {
-    return unattributed;
+    return incomplete;
   }
   if (owner.kind === 'sandboxed') return { allowed: false, peer: 'sandboxed', pid: owner.pid };
   if (owner.kind === 'host') return { allowed: true, peer: 'host', pid: owner.pid };

@@ -39,6 +39,11 @@ export interface ExecServerOptions {
    * the server runs in a container with the host's network), `off` none. See `LocalPeerCheck`.
    */
   readonly localPeerCheck?: LocalPeerCheck | undefined;
+  /**
+   * How long attributing one connection may take (default `PEER_ATTRIBUTION_TIMEOUT_MS`, 5 s);
+   * a connection not attributed by then is refused.
+   */
+  readonly peerAttributionTimeoutMs?: number | undefined;
   readonly logger?: Logger;
   /** Builds each new session's process table (default a `LocalProcessTable` per session). */
   readonly createProcessTable?: CreateProcessTable;
@@ -206,6 +211,7 @@ export async function startExecServer(options: ExecServerOptions = {}): Promise<
       metrics,
       allowedHosts,
       localPeerCheck,
+      peerAttributionTimeoutMs: options.peerAttributionTimeoutMs,
       openConnection: open,
       readiness: options.readiness,
     });

@@ -46,6 +46,8 @@ export interface WebSocketListenerOptions {
   readonly allowedHosts: readonly string[];
   /** What to do with connections from this machine (see `LocalPeerCheck`). */
   readonly localPeerCheck: LocalPeerCheck;
+  /** Deadline of one connection's attribution (default `PEER_ATTRIBUTION_TIMEOUT_MS`). */
+  readonly peerAttributionTimeoutMs?: number | undefined;
   /** Starts the processor of a freshly upgraded connection. */
   readonly openConnection: (transport: WebSocketTransport) => ConnectionProcessor;
   /** What `GET /readyz` answers (default: always ready, as the original). */
@@ -103,6 +105,7 @@ export async function listenWebSocket(options: WebSocketListenerOptions): Promis
   const guard = new RequestGuard({
     allowedHosts: options.allowedHosts,
     localPeerCheck: options.localPeerCheck,
+    peerAttributionTimeoutMs: options.peerAttributionTimeoutMs,
     logger,
   });
 

@@ -172,6 +172,27 @@ describe.skipIf(process.platform !== 'linux')('a sandboxed command reaching its 
     expect(refusals.every((record) => typeof record.fields?.pid === 'number')).toBe(true);
   });
 
+  test('is refused when its connection cannot be attributed in time (a walk it could slow down)', async () => {
+    // A sandboxed command can make the walk of /proc as slow as it likes (thousands of
+    // descriptors in processes newer than the one that connects). A deadline that passes stands
+    // for that here: the target server gives each attribution 0 ms.
+    const { logger, records } = captureLogger();
+    await using target = await startTestServer({ logger, peerAttributionTimeoutMs: 0 });
+    const port = new URL(target.url).port;
+    // The attacker runs under another server of this machine.
+    await using server = await startTestServer();
+    await using client = await RawWsClient.connect(server.url);
+    await client.initialize();
+    const attack = await run(client, 'attack', port, { profile: 'workspace-write', networkAccess: true });
+    expect(attack.sandboxType).toBe('linuxSeccomp');
+    expect(attack.text).toBe('readyz: HTTP/1.1 403 Forbidden\nupgrade: HTTP/1.1 403 Forbidden\n');
+    // Checked from outside: refused as unattributed, whoever asked (a host client too).
+    const refusals = records.filter((record) => record.message.startsWith('refused a connection'));
+    expect(refusals.map((record) => record.fields?.attribution)).toEqual(['unattributed', 'unattributed']);
+    const control = await run(client, 'control', port, null);
+    expect(control.text).toBe('readyz: HTTP/1.1 403 Forbidden\nupgrade: HTTP/1.1 403 Forbidden\n');
+  });
+
   test('is refused on the health port of a reverse-connecting server (--health-listen)', async () => {
     const { logger, records } = captureLogger();
     const host = await startHost();
