@@ -107,22 +107,37 @@ async function oneStream(target, { mib, tty, name }) {
   };
 }
 
-/** STREAM_ROUNDS rounds of `oneStream`, the targets interleaved; the median of each value. */
-async function streams(targets, options) {
+/**
+ * STREAM_ROUNDS rounds of `measure(target, round)`, the targets interleaved round by round (so
+ * machine load hits them alike); per target, the median of each value measured.
+ */
+async function interleavedRounds(targets, measure) {
   const runs = new Map(targets.map((target) => [target.label, []]));
   for (let round = 0; round < STREAM_ROUNDS; round++) {
-    for (const target of targets) {
-      const name = `${options.name}-${target.label}-${round}`;
-      runs.get(target.label).push(await oneStream(target, { ...options, name }));
-    }
+    for (const target of targets) runs.get(target.label).push(await measure(target, round));
   }
-  const result = {};
-  for (const [label, values] of runs) {
-    result[label] = Object.fromEntries(
-      Object.keys(values[0]).map((key) => [key, median(values.map((value) => value[key]))]),
+  return Object.fromEntries(
+    [...runs].map(([label, values]) => [
+      label,
+      Object.fromEntries(
+        Object.keys(values[0]).map((key) => [key, median(values.map((value) => value[key]))]),
+      ),
+    ]),
+  );
+}
+
+/** `oneStream` over interleaved rounds: medians, and the smallest share delivered. */
+async function streams(targets, options) {
+  const delivered = new Map();
+  const result = await interleavedRounds(targets, async (target, round) => {
+    const run = await oneStream(target, { ...options, name: `${options.name}-${target.label}-${round}` });
+    delivered.set(
+      target.label,
+      Math.min(delivered.get(target.label) ?? Number.POSITIVE_INFINITY, run.delivered),
     );
-    result[label].delivered = Math.min(...values.map((value) => value.delivered));
-  }
+    return run;
+  });
+  for (const [label, share] of delivered) result[label].delivered = share;
   return result;
 }
 
@@ -176,28 +191,19 @@ async function loadThroughput(url, codec) {
  * wall time, and the serving process's CPU seconds. Rounds interleaved across the targets; medians.
  */
 async function connectStorms(targets) {
-  const runs = new Map(targets.map((target) => [target.label, []]));
-  for (let round = 0; round < STREAM_ROUNDS; round++) {
-    for (const target of targets) {
-      const serverCpu = cpuSeconds(target.servingPid);
-      const started = performance.now();
-      const clients = await Promise.all(
-        Array.from({ length: LOAD_CLIENTS }, () =>
-          ExecServerClient.connect({ url: target.url, codec: target.codec, clientName: 'bench-connect' }),
-        ),
-      );
-      const ms = performance.now() - started;
-      const cpu = cpuSeconds(target.servingPid) - serverCpu;
-      await Promise.all(clients.map((client) => client.close()));
-      runs.get(target.label).push({ ms, cpu });
-    }
-  }
-  return Object.fromEntries(
-    [...runs].map(([label, values]) => [
-      label,
-      { ms: median(values.map((v) => v.ms)), cpu: median(values.map((v) => v.cpu)) },
-    ]),
-  );
+  return interleavedRounds(targets, async (target) => {
+    const serverCpu = cpuSeconds(target.servingPid);
+    const started = performance.now();
+    const clients = await Promise.all(
+      Array.from({ length: LOAD_CLIENTS }, () =>
+        ExecServerClient.connect({ url: target.url, codec: target.codec, clientName: 'bench-connect' }),
+      ),
+    );
+    const ms = performance.now() - started;
+    const cpu = cpuSeconds(target.servingPid) - serverCpu;
+    await Promise.all(clients.map((client) => client.close()));
+    return { ms, cpu };
+  });
 }
 
 const peerBin = peerBinary();

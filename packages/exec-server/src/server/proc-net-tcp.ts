@@ -4,7 +4,7 @@
 import { open } from 'node:fs/promises';
 import { isIPv4, isIPv6 } from 'node:net';
 import { endianness } from 'node:os';
-import { SharedWalks, type WalkQuestion } from './shared-walks.ts';
+import { byQuery, SharedWalks, type WalkQuestion } from './shared-walks.ts';
 
 /** A TCP endpoint: an address as Node reports it (`127.0.0.1`, `::ffff:127.0.0.1`, `::1`) and a port. */
 export interface TcpEndpoint {
@@ -141,9 +141,7 @@ async function readTables(
   procRoot: string,
   questions: readonly WalkQuestion<string, number | undefined>[],
 ): Promise<void> {
-  const wanted = new Map<string, WalkQuestion<string, number | undefined>[]>();
-  for (const question of questions)
-    wanted.set(question.query, [...(wanted.get(question.query) ?? []), question]);
+  const wanted = byQuery(questions);
   const done = (): boolean => questions.every((question) => question.settled);
   for (const table of ['tcp', 'tcp6']) {
     try {

@@ -12,6 +12,17 @@ export interface WalkQuestion<Q, A> {
   answer(value: A): void;
 }
 
+/** A walk's questions by what they ask (several connections may ask about the same socket). */
+export function byQuery<Q, A>(questions: readonly WalkQuestion<Q, A>[]): Map<Q, WalkQuestion<Q, A>[]> {
+  const grouped = new Map<Q, WalkQuestion<Q, A>[]>();
+  for (const question of questions) {
+    const same = grouped.get(question.query);
+    if (same === undefined) grouped.set(question.query, [question]);
+    else same.push(question);
+  }
+  return grouped;
+}
+
 /** Runs walks of `walk` over batches of questions; see the file's head. */
 export class SharedWalks<Q, A> {
   readonly #walk: (questions: readonly WalkQuestion<Q, A>[]) => Promise<void>;

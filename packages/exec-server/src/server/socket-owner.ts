@@ -5,7 +5,7 @@
 // server's own included (one per connection and child pipe), so a burst of N connections costs a
 // couple of walks instead of N.
 import { readdir, readlink } from 'node:fs/promises';
-import { SharedWalks, type WalkQuestion } from './shared-walks.ts';
+import { byQuery, SharedWalks, type WalkQuestion } from './shared-walks.ts';
 
 /** Who holds a socket. */
 export type SocketOwner =
@@ -92,12 +92,7 @@ async function scan<T>(
  * makes it `host`. Lookups left unanswered are `unknown`.
  */
 async function walkOwners(procRoot: string, batch: readonly Lookup[]): Promise<void> {
-  const wanted = new Map<string, Lookup[]>();
-  for (const lookup of batch) {
-    const list = wanted.get(lookup.query);
-    if (list === undefined) wanted.set(lookup.query, [lookup]);
-    else list.push(lookup);
-  }
+  const wanted = byQuery(batch);
   // Lookups whose callers gave up leave the walk; once none is left it stops.
   const prune = (): boolean => {
     for (const [target, lookups] of wanted) {
