@@ -74,6 +74,22 @@ async function main(): Promise<void> {
     return;
   }
   const logger = createJsonLineLogger({ level: args.logLevel, write: (line) => process.stderr.write(line) });
+  // Signals are caught before anything is announced: whoever reads the URL may signal at once,
+  // and one arriving while the server starts stops it as soon as it is up.
+  let stopping: NodeJS.Signals | undefined;
+  let stopServer: (() => void) | undefined;
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const)
+    process.on(signal, () => {
+      if (stopping !== undefined) return;
+      stopping = signal;
+      logger.info('received signal; shutting down', { signal });
+      const deadline = setTimeout(() => {
+        logger.error('shutdown did not finish in time; exiting', { deadlineMs: SHUTDOWN_DEADLINE_MS });
+        process.exit(1);
+      }, SHUTDOWN_DEADLINE_MS);
+      deadline.unref();
+      stopServer?.();
+    });
   // A server reads frames from peers it does not trust: keep V8 from growing on their garbage.
   installHeapPolicy({ logger });
 
@@ -121,27 +137,19 @@ async function main(): Promise<void> {
       ...(args.requireSandbox ? { readiness: sandboxReadiness(logger) } : {}),
       logger,
     }));
-  if (server.url !== 'stdio' && args.connect === undefined) process.stdout.write(`${server.url}\n`);
-
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('received signal; shutting down', { signal });
-    const deadline = setTimeout(() => {
-      logger.error('shutdown did not finish in time; exiting', { deadlineMs: SHUTDOWN_DEADLINE_MS });
-      process.exit(1);
-    }, SHUTDOWN_DEADLINE_MS);
-    deadline.unref();
+  stopServer = () =>
     void server
       .close()
       .then(() => (isStdio ? flush(output) : undefined))
       .then(() => process.exit(0));
-  };
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, stop);
+  if (stopping !== undefined) {
+    stopServer();
+    return;
+  }
+  if (server.url !== 'stdio' && args.connect === undefined) process.stdout.write(`${server.url}\n`);
   // Stdio mode ends when its one connection does (EOF): every process was terminated by then.
   void server.closed.then(async () => {
-    if (stopping) return;
+    if (stopping !== undefined) return;
     if (isStdio) await flush(output);
     process.exit(0);
   });

@@ -1,6 +1,8 @@
 // `execd-server` as a person or a container runtime meets it: --version, `--listen
 // ws://localhost:PORT`, and `--require-sandbox` readiness (bubblewrap probed at start).
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { constants } from 'node:fs';
+import { type FileHandle, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CliChild, waitFor } from '@execd/test-kit';
@@ -20,6 +22,13 @@ afterAll(async () => {
   await cli?.remove();
   await rm(emptyDir, { recursive: true, force: true });
 });
+
+/** Opens the FIFO for writing once a reader has it open (ENXIO until then). */
+async function openWhenRead(fifo: string): Promise<FileHandle> {
+  return waitFor(() => open(fifo, constants.O_WRONLY | constants.O_NONBLOCK).catch(() => undefined), {
+    what: `a reader of ${fifo}`,
+  });
+}
 
 function envWithoutToken(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env, ...extra };
@@ -57,6 +66,36 @@ describe('execd-server', () => {
     expect(await server.firstLine()).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
     server.child.kill('SIGTERM');
     expect((await server.exited).code).toBe(0);
+  });
+
+  test('a SIGTERM while it starts is not lost: it stops once up, exits 0 and announces no URL', async () => {
+    // The token file is a FIFO: reading it holds start-up until the test writes the token, so
+    // the signal deterministically arrives before the URL (it killed the server outright when
+    // the handlers were installed after printing it, also racing whoever reads the URL).
+    const fifo = join(emptyDir, 'token.fifo');
+    execFileSync('mkfifo', ['-m', '600', fifo]);
+    await using server = new CliChild(
+      cli.script,
+      ['--listen', 'ws://127.0.0.1:0', '--auth-token-file', fifo],
+      {
+        env: envWithoutToken(),
+      },
+    );
+    await using writer = await openWhenRead(fifo);
+    server.child.kill('SIGTERM');
+    await waitFor(
+      () => {
+        if (!server.running) throw new Error(`the server exited while starting: ${server.stderr}`);
+        return server.stderr.includes('received signal') ? true : undefined;
+      },
+      {
+        what: 'the signal logged while starting',
+      },
+    );
+    await writer.write('secret-token\n');
+    await writer.close();
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    expect(server.stdout).toBe('');
   });
 
   test.skipIf(process.platform !== 'linux')(
