@@ -8,6 +8,7 @@ import { ChildHandle } from './internal/child-handle.ts';
 import { openMasterReader } from './internal/master-reader.ts';
 import { loadNativePty } from './internal/native-pty.ts';
 import { drainMaster, PtyStdin } from './internal/pty-master.ts';
+import { trackStrayMaster } from './internal/stray-descriptors.ts';
 import { forkJoiningCgroups } from './internal/thread-cgroup.ts';
 import type { ExitStatus, PtySpawnOptions, SpawnedProcess } from './types.ts';
 
@@ -84,6 +85,8 @@ export async function spawnPty(options: PtySpawnOptions): Promise<SpawnedProcess
   if (slaveHold !== undefined) void exit.then(() => closeSync(slaveHold));
   // Half-open: at EOF the socket must not close the fd before `drainMaster` has read the rest.
   const master = openMasterReader(forked.fd);
+  // The master is not close-on-exec: children forked while it is open must close it.
+  trackStrayMaster(master);
   logger.debug('spawned in a pty', {
     pid: forked.pid,
     file: resolved.file,

@@ -9,7 +9,8 @@ import { findTrustedExecutable } from '../executables/trusted-executable.ts';
 export const CGROUP_JOIN_FAILED_EXIT_CODE = 125;
 
 /**
- * The join-then-exec wrapper: writes its own pid into each `cgroup.procs` file, then execs the
+ * The join-then-exec wrapper: writes its own pid into each `cgroup.procs` file (none: only the
+ * rest), closes every descriptor above 2, then execs the
  * program with the argv[0] it was given (`exec {file} @argv` keeps the pid, so the program and
  * everything it ever starts, a `setsid` daemon included, are in the group). perl, because it
  * passes the environment on untouched (a POSIX shell adds `PWD`, bash `SHLVL` and `_`) and can
@@ -23,6 +24,12 @@ const JOIN_SCRIPT = [
   'for my $f (@files) {',
   '  my $h; my $ok = sysopen($h, $f, 1) && defined(syswrite($h, "$$\\n")) && close($h);',
   `  if (!$ok) { print STDERR "execd: cannot join the command cgroup $f: $!\\n"; exit ${CGROUP_JOIN_FAILED_EXIT_CODE}; }`,
+  '}',
+  // Then every descriptor above 2 is closed (another command's terminal master, see
+  // `stray-descriptors.ts`): `&=` adopts the number without a dup, `close` closes it.
+  "if (opendir(my $d, '/proc/self/fd')) {",
+  '  my @fds = grep { /^\\d+$/ && $_ > 2 } readdir($d); closedir($d);',
+  "  for my $fd (@fds) { my $h; close($h) if open($h, '<&=', $fd) || open($h, '>&=', $fd); }",
   '}',
   'delete $ENV{PERL_BADLANG};',
   'while (@restore) { my $k = shift @restore; $ENV{$k} = shift @restore; }',

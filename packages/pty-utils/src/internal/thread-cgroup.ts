@@ -3,7 +3,8 @@ import { posix } from 'node:path';
 import type { Logger } from '@execd/protocol';
 import type { ResolvedSpawn } from '../executables/resolve-program.ts';
 import type { SpawnOptions } from '../types.ts';
-import { type JoinedSpawn, joinCgroupsCommand } from './cgroup-join.ts';
+import { type JoinedSpawn, joinCgroupsCommand, joinWrapperPerl } from './cgroup-join.ts';
+import { strayDescriptorsOpen } from './stray-descriptors.ts';
 
 /**
  * Joining a command's cgroups without a wrapper exec, on cgroup v1.
@@ -21,7 +22,8 @@ import { type JoinedSpawn, joinCgroupsCommand } from './cgroup-join.ts';
 /**
  * Forks a child that starts in `options.joinCgroups` (when there are any): from inside the groups
  * when `options.cgroupHome` allows it, else through the join wrapper. `direct` forks the program
- * itself (synchronously), `wrapped` the wrapper's command line.
+ * itself (synchronously), `wrapped` the wrapper's command line. While a terminal master of this
+ * process is open, the child always goes through the wrapper, which closes it.
  */
 export function forkJoiningCgroups<T>(
   options: Pick<SpawnOptions, 'joinCgroups' | 'cgroupHome'>,
@@ -30,10 +32,14 @@ export function forkJoiningCgroups<T>(
   direct: () => T,
   wrapped: (joined: JoinedSpawn) => T,
 ): T {
-  const groups = options.joinCgroups;
-  if (groups === undefined || groups.length === 0) return direct();
+  const groups = options.joinCgroups ?? [];
+  // A terminal master of this process is open: the wrapper closes it (and everything else above
+  // 2) in the child; it joins no group when the thread can (`stray-descriptors.ts`).
+  const closing = process.platform === 'linux' && strayDescriptorsOpen() && joinWrapperPerl() !== null;
+  if (groups.length === 0) return closing ? wrapped(joinCgroupsCommand([], resolved)) : direct();
   const plan = threadJoinPlan(groups, options.cgroupHome);
-  const inside = plan === undefined ? undefined : forkInsideGroups(plan, direct, logger);
+  const fork = closing ? () => wrapped(joinCgroupsCommand([], resolved)) : direct;
+  const inside = plan === undefined ? undefined : forkInsideGroups(plan, fork, logger);
   return inside === undefined ? wrapped(joinCgroupsCommand(groups, resolved)) : inside.value;
 }
 
