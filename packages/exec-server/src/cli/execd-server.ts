@@ -14,6 +14,7 @@ import {
   startReverseExecServer,
 } from '../server/index.ts';
 import { parseCliArgs, USAGE } from './args.ts';
+import { closeInheritedDescriptors } from './inherited-descriptors.ts';
 import { sandboxReadiness } from './sandbox-readiness.ts';
 
 /**
@@ -96,6 +97,13 @@ async function main(): Promise<void> {
   const authToken = await loadAuthToken({ tokenFile: args.authTokenFile, env: process.env });
   // Children must never inherit the token through the server's own environment.
   delete process.env[AUTH_TOKEN_ENV_VAR];
+  const connectToken =
+    args.connect === undefined
+      ? undefined
+      : await loadAuthToken({ tokenFile: args.connectTokenFile, flag: '--connect-token-file' });
+  // Nor what the server's parent left open across exec (the token files are read by now).
+  const closedDescriptors = closeInheritedDescriptors();
+  if (closedDescriptors.length > 0) logger.debug('closed inherited descriptors', { fds: closedDescriptors });
 
   const isStdio = args.listen === 'stdio' || args.listen === 'stdio://';
   const output = isStdio ? stdioOutput() : process.stdout;
@@ -110,10 +118,7 @@ async function main(): Promise<void> {
       ? undefined
       : await startReverseExecServer({
           connect: args.connect,
-          connectToken: await loadAuthToken({
-            tokenFile: args.connectTokenFile,
-            flag: '--connect-token-file',
-          }),
+          connectToken,
           environmentId: args.environmentId,
           healthListen: args.healthListen,
           authToken,

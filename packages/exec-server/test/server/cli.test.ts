@@ -1,5 +1,6 @@
 // The `execd-server` command as a real child process: one URL line, JSON logs on stderr, the
 // original's --listen errors, auth, and a clean exit 0 on SIGTERM/SIGINT with no surviving children.
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -152,6 +153,54 @@ describe('execd-server', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  test.skipIf(process.platform !== 'linux')(
+    'commands inherit nothing the server was started with; a token file on an inherited fd still works',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'execd-cli-'));
+      const leaked = openSync(join(dir, 'left-open-by-the-parent'), 'w');
+      const token = openSync(join(dir, 'token'), 'w+');
+      writeSync(token, 'fd-token\n', 0);
+      try {
+        // fds 100 and 101 of the server are open across exec, as a supervisor might leave them
+        // (Node itself makes the lowest inherited ones close-on-exec, not these).
+        await using server = new CliChild(cli.script, ['--auth-token-file', '/dev/fd/101'], {
+          env: envWithout('EXECD_AUTH_TOKEN'),
+          inheritFds: { 100: leaked, 101: token },
+        });
+        const url = await server.firstLine();
+        await using client = await RawWsClient.connect(url, {
+          headers: { Authorization: 'Bearer fd-token' },
+        });
+        await client.initialize();
+        const listing = (processId: string, tty: boolean) =>
+          client
+            .call('process/start', {
+              processId,
+              argv: ['sh', '-c', 'ls -l /proc/$$/fd/'],
+              cwd: CWD,
+              env: {},
+              tty,
+            })
+            .then(() => readText(client, processId));
+        for (const text of [await listing('pipes', false), await listing('pty', true)]) {
+          expect(text).toContain('0 -> ');
+          expect(text).not.toContain('left-open-by-the-parent');
+          const fds = text
+            .split(/\r?\n/)
+            .filter((line) => line.includes(' -> '))
+            .map((line) => line.split(' -> ')[0]!.split(' ').at(-1));
+          expect(fds.sort()).toEqual(['0', '1', '2']);
+        }
+        server.child.kill('SIGTERM');
+        expect((await server.exited).code).toBe(0);
+      } finally {
+        closeSync(leaked);
+        closeSync(token);
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   test('--allowed-host adds a name the server answers to; other names get 421', async () => {
     await using server = new CliChild(cli.script, ['--log-level', 'off', '--allowed-host', 'execd.test'], {
