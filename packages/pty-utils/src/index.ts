@@ -42,6 +42,7 @@ export {
   toExitStatus,
   toPtyExitStatus,
 } from './exit-status.ts';
+export { closeInheritedDescriptors } from './inherited-descriptors.ts';
 export { type InputWaitReason, probeInputWait } from './input-wait.ts';
 export {
   INPUT_WAIT_ACTIVE_WINDOW_MS,

@@ -4,6 +4,7 @@
 import { fstatSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { resolve } from 'node:path';
+import { closeInheritedDescriptors } from '@execd/pty-utils';
 import packageJson from '../../package.json' with { type: 'json' };
 import {
   AUTH_TOKEN_ENV_VAR,
@@ -14,7 +15,6 @@ import {
   startReverseExecServer,
 } from '../server/index.ts';
 import { parseCliArgs, USAGE } from './args.ts';
-import { closeInheritedDescriptors } from './inherited-descriptors.ts';
 import { sandboxReadiness } from './sandbox-readiness.ts';
 
 /**

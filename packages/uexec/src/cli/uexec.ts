@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // uexec: try exec_command / write_stdin from a terminal, run one command, or serve them over MCP.
 import { createInterface, type Interface } from 'node:readline/promises';
+import { closeInheritedDescriptors } from '@execd/pty-utils';
 import { type ToolCallResult, visibleText } from '@execd/unified-exec';
 import packageJson from '../../package.json' with { type: 'json' };
 import { type CliOptions, parseCliArgs, UsageError } from './cli-args.ts';
@@ -104,6 +105,8 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`uexec: ${refused}\n`);
     return 2;
   }
+  // What an MCP host or a shell left open across exec would reach every command otherwise.
+  closeInheritedDescriptors();
   switch (options.mode) {
     case 'run':
       return runOnce(options);

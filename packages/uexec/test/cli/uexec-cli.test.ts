@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +35,33 @@ describe('uexec', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--approval must be one of never, on-request, on-failure, untrusted');
   });
+
+  test.skipIf(process.platform !== 'linux')(
+    'run: the command inherits nothing uexec was started with (an MCP host may leave fds open)',
+    async () => {
+      const leaked = openSync(join(dir, 'left-open-by-the-host'), 'w');
+      try {
+        await using child = new CliChild(
+          script,
+          ['run', ...FULL_ACCESS, '--cwd', dir, 'ls -l /proc/$$/fd/'],
+          {
+            inheritFds: { 100: leaked },
+          },
+        );
+        expect(await child.exited).toEqual({ code: 0, signal: null });
+        expect(child.stdout).toContain('0 -> ');
+        expect(child.stdout).not.toContain('left-open-by-the-host');
+        const fds = child.stdout
+          .split('\n')
+          // bash execs `ls` in its place: the folder `ls` lists is open on a descriptor of its own.
+          .filter((line) => line.includes(' -> ') && !/ -> \/proc\/\d+\/fd$/.test(line))
+          .map((line) => line.split(' -> ')[0]!.split(' ').at(-1));
+        expect(fds.sort()).toEqual(['0', '1', '2']);
+      } finally {
+        closeSync(leaked);
+      }
+    },
+  );
 
   test('run prints the tool result and exits with the command exit code', async () => {
     const result = await runCli(script, ['run', ...FULL_ACCESS, '--cwd', dir, "printf 'hi\\n'; pwd; exit 3"]);

@@ -5,10 +5,12 @@ const O_CLOEXEC = 0o2000000;
 
 /**
  * Closes the descriptors above 2 this process inherited open across exec (what its parent left
- * it: a supervisor's pipe, a terminal): every command would inherit them in turn, since libuv
- * closes nothing in a child, and the server has no use for them. Node's own descriptors are all
- * close-on-exec, so they are never touched. Run once at start-up, after the token files were
- * read (`--auth-token-file /dev/fd/3` works). Returns the numbers closed; nothing off Linux.
+ * it: a supervisor's pipe, an MCP host's files): every child would inherit them in turn, since
+ * libuv closes nothing in a child (Node marks only the lowest inherited ones close-on-exec). For
+ * a command-line program that has no use for them (`execd-server`, `uexec`), once at start-up,
+ * after it read what it was given by number (`--auth-token-file /dev/fd/N`). Node's own
+ * descriptors are all close-on-exec and never touched. Returns the numbers closed; nothing off
+ * Linux.
  */
 export function closeInheritedDescriptors(): number[] {
   let names: string[];
