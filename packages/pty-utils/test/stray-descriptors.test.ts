@@ -1,6 +1,6 @@
 // A terminal's master is not close-on-exec (node-pty makes it so): a command started while another
 // command's terminal is open must not get it, or it could read that session and type into it.
-import { readdirSync, readlinkSync } from 'node:fs';
+import { listedFds, openFds } from '@execd/test-kit';
 import { describe, expect, test } from 'vitest';
 import { strayDescriptorsOpen } from '../src/internal/stray-descriptors.ts';
 import { closeSpawnedAfterEach, collect, pipe, pty, Transcript } from './helpers/harness.ts';
@@ -18,14 +18,6 @@ const PROBE = [
   '  if [ "$n" -gt 2 ] && [ -c "$f" ]; then printf "INJECTED\\n" >&"$n"; fi',
   'done',
 ].join('\n');
-
-function descriptors(listing: string): string[] {
-  return listing
-    .split(/\r?\n/)
-    .filter((line) => / -> /.test(line))
-    .map((line) => line.split(' -> ')[0]!.split(' ').at(-1)!)
-    .sort();
-}
 
 describe.skipIf(process.platform !== 'linux')('descriptors a command did not ask for', () => {
   test("a command gets no other command's terminal master, on pipes or in a PTY", async () => {
@@ -46,8 +38,8 @@ describe.skipIf(process.platform !== 'linux')('descriptors a command did not ask
     expect(victimOutput.text).not.toContain('INJECTED');
     // And neither command held anything but its stdio.
     expect(piped).toContain('0 -> ');
-    expect(descriptors(piped)).toEqual(['0', '1', '2']);
-    expect(descriptors(inTerminal)).toEqual(['0', '1', '2']);
+    expect(listedFds(piped)).toEqual(['0', '1', '2']);
+    expect(listedFds(inTerminal)).toEqual(['0', '1', '2']);
   });
 
   test('once the last terminal is closed, spawns go straight to the program again', async () => {
@@ -56,13 +48,6 @@ describe.skipIf(process.platform !== 'linux')('descriptors a command did not ask
     await terminal.close();
     expect(strayDescriptorsOpen()).toBe(false);
     // ...and rightly: this process holds no terminal master any more.
-    const held = readdirSync('/proc/self/fd').map((fd) => {
-      try {
-        return readlinkSync(`/proc/self/fd/${fd}`);
-      } catch {
-        return '';
-      }
-    });
-    expect(held.filter((target) => target.endsWith('ptmx'))).toEqual([]);
+    expect([...openFds('self').values()].filter((target) => target.endsWith('ptmx'))).toEqual([]);
   });
 });

@@ -44,6 +44,7 @@ export {
   cmdline,
   descendants,
   fdCount,
+  listedFds,
   openFds,
   type ProcStat,
   processesWithEnv,

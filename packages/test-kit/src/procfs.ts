@@ -100,6 +100,19 @@ export function openFds(pid: number | 'self'): Map<number, string> {
 }
 
 /**
+ * The descriptor numbers in the output of `ls -l /proc/PID/fd/` run by a command (its own view of
+ * what it holds), sorted as strings. The folder `ls` opened to list (`-> /proc/N/fd`, when the
+ * shell exec'd `ls` in its place) is left out.
+ */
+export function listedFds(listing: string): string[] {
+  return listing
+    .split(/\r?\n/)
+    .filter((line) => line.includes(' -> ') && !/ -> \/proc\/\d+\/fd$/.test(line))
+    .map((line) => line.split(' -> ')[0]!.split(' ').at(-1)!)
+    .sort();
+}
+
+/**
  * The processes whose environment carries `NAME=value` (found wherever they are in the tree: an
  * orphan re-parented to init is still found). Processes we may not read are skipped.
  */

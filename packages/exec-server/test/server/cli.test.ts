@@ -5,7 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileUri } from '@execd/protocol';
-import { CliChild, ProcessTracker, waitFor } from '@execd/test-kit';
+import { CliChild, listedFds, ProcessTracker, waitFor } from '@execd/test-kit';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildCli } from '../helpers/cli.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
@@ -186,11 +186,7 @@ describe('execd-server', () => {
         for (const text of [await listing('pipes', false), await listing('pty', true)]) {
           expect(text).toContain('0 -> ');
           expect(text).not.toContain('left-open-by-the-parent');
-          const fds = text
-            .split(/\r?\n/)
-            .filter((line) => line.includes(' -> '))
-            .map((line) => line.split(' -> ')[0]!.split(' ').at(-1));
-          expect(fds.sort()).toEqual(['0', '1', '2']);
+          expect(listedFds(text)).toEqual(['0', '1', '2']);
         }
         server.child.kill('SIGTERM');
         expect((await server.exited).code).toBe(0);

@@ -9,12 +9,12 @@ import { findTrustedExecutable } from '../executables/trusted-executable.ts';
 export const CGROUP_JOIN_FAILED_EXIT_CODE = 125;
 
 /**
- * The join-then-exec wrapper: writes its own pid into each `cgroup.procs` file (none: only the
- * rest), closes every descriptor above 2, then execs the
- * program with the argv[0] it was given (`exec {file} @argv` keeps the pid, so the program and
- * everything it ever starts, a `setsid` daemon included, are in the group). perl, because it
- * passes the environment on untouched (a POSIX shell adds `PWD`, bash `SHLVL` and `_`) and can
- * set argv[0]; it is Essential on Debian-family systems. Its own startup variables (`PERL5OPT`,
+ * The join-then-exec wrapper: writes its own pid into each `cgroup.procs` file (if any), closes
+ * every descriptor above 2, then execs the program with the argv[0] it was given (`exec {file}
+ * @argv` keeps the pid, so the program and everything it ever starts, a `setsid` daemon
+ * included, are in the group). perl, because it passes the environment on untouched (a POSIX
+ * shell adds `PWD`, bash `SHLVL` and `_`) and can set argv[0]; it is Essential on Debian-family
+ * systems. Its own startup variables (`PERL5OPT`,
  * `PERL5LIB`, …) are taken out of its environment and put back right before the exec, so the
  * command's environment cannot change the wrapper and the command still gets them.
  */

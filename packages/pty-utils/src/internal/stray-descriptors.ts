@@ -6,7 +6,7 @@
  * until every copy is closed). While this process has a master open, spawns go through the exec
  * wrapper, which closes every descriptor above 2 before it execs the program (see
  * `cgroup-join.ts`). Masters made by other code in the process, and descriptors the process
- * inherited, are not tracked: `execd-server` closes the latter at start-up
+ * inherited, are not tracked: `execd-server` and `uexec` close the latter at start-up
  * (`closeInheritedDescriptors`).
  */
 const masters = new Set<{ readonly destroyed: boolean }>();

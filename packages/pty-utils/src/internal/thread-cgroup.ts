@@ -34,11 +34,11 @@ export function forkJoiningCgroups<T>(
 ): T {
   const groups = options.joinCgroups ?? [];
   // A terminal master of this process is open: the wrapper closes it (and everything else above
-  // 2) in the child; it joins no group when the thread can (`stray-descriptors.ts`).
+  // 2) in the child, joining no group itself (`stray-descriptors.ts`).
   const closing = process.platform === 'linux' && strayDescriptorsOpen() && joinWrapperPerl() !== null;
-  if (groups.length === 0) return closing ? wrapped(joinCgroupsCommand([], resolved)) : direct();
-  const plan = threadJoinPlan(groups, options.cgroupHome);
   const fork = closing ? () => wrapped(joinCgroupsCommand([], resolved)) : direct;
+  if (groups.length === 0) return fork();
+  const plan = threadJoinPlan(groups, options.cgroupHome);
   const inside = plan === undefined ? undefined : forkInsideGroups(plan, fork, logger);
   return inside === undefined ? wrapped(joinCgroupsCommand(groups, resolved)) : inside.value;
 }

@@ -4,7 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startExecServer } from '@execd/exec-server/server';
 import { spawnPty } from '@execd/pty-utils';
-import { CliChild, parseToolText, pidsMatching, runCli, uniqueMarker, waitFor } from '@execd/test-kit';
+import {
+  CliChild,
+  listedFds,
+  parseToolText,
+  pidsMatching,
+  runCli,
+  uniqueMarker,
+  waitFor,
+} from '@execd/test-kit';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildUexec } from '../helpers/cli.ts';
 
@@ -51,12 +59,8 @@ describe('uexec', () => {
         expect(await child.exited).toEqual({ code: 0, signal: null });
         expect(child.stdout).toContain('0 -> ');
         expect(child.stdout).not.toContain('left-open-by-the-host');
-        const fds = child.stdout
-          .split('\n')
-          // bash execs `ls` in its place: the folder `ls` lists is open on a descriptor of its own.
-          .filter((line) => line.includes(' -> ') && !/ -> \/proc\/\d+\/fd$/.test(line))
-          .map((line) => line.split(' -> ')[0]!.split(' ').at(-1));
-        expect(fds.sort()).toEqual(['0', '1', '2']);
+        // bash execs `ls` in its place: `listedFds` leaves out the folder `ls` lists.
+        expect(listedFds(child.stdout)).toEqual(['0', '1', '2']);
       } finally {
         closeSync(leaked);
       }
