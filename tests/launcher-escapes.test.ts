@@ -108,10 +108,12 @@ describe('the launcher runs outside the sandbox with nothing the command chose',
       expect(server.logRecords()).toContainEqual(
         expect.objectContaining({ msg: 'closed inherited descriptors', fds: expect.arrayContaining([100]) }),
       );
-      for (const sandbox of [null, undefined]) {
-        const attack = await run(client, 'if printf PWNED >&100; then echo WROTE; fi; ls /proc/self/fd', {
-          ...(sandbox === null ? { sandbox } : {}),
-        });
+      for (const options of [{ sandbox: null }, {}]) {
+        const attack = await run(
+          client,
+          'if printf PWNED >&100; then echo WROTE; fi; ls /proc/self/fd',
+          options,
+        );
         expect(attack.out).not.toContain('WROTE');
         expect(attack.err).toMatch(/Bad file descriptor/);
         expect(attack.out.split('\n')).not.toContain('100');
@@ -120,6 +122,34 @@ describe('the launcher runs outside the sandbox with nothing the command chose',
     } finally {
       closeSync(fd);
     }
+  });
+
+  test("another session's terminal is out of reach, sandboxed or not", async () => {
+    const { client } = await serverAndClient();
+    // The victim: an interactive session whose terminal master the server holds (node-pty's
+    // masters are not close-on-exec).
+    const victim = await client.start(
+      execParams({ processId: randomUUID(), argv: ['/bin/cat'], cwd: ws, tty: true }),
+    );
+    cleanups.push(() => victim.terminate().catch(() => undefined));
+    await victim.write(Buffer.from('ready\n'));
+    // The attack: write into every terminal device among the command's own descriptors.
+    const attack = [
+      'for f in /proc/$$/fd/*; do',
+      `  n=\${f##*/}`,
+      '  if [ "$n" -gt 2 ] && [ -c "$f" ]; then printf "INJECTED\\n" >&"$n" && echo "WROTE $n"; fi',
+      'done; true',
+    ].join('\n');
+    for (const options of [{ sandbox: null }, {}]) {
+      const result = await run(client, attack, options);
+      expect(result.exitCode).toBe(0);
+      expect(result.out).not.toContain('WROTE');
+    }
+    // Checked from outside: the victim's terminal shows only what its own client typed.
+    await victim.write(Buffer.from('done\n\x04'));
+    const seen = (await collect(victim)).pty.toString();
+    expect(seen).toContain('done');
+    expect(seen).not.toContain('INJECTED');
   });
 });
 
