@@ -1,8 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExecServerClient } from '@execd/exec-client';
+import { WebSocket } from 'ws';
 import { emit, figure } from './lib/measure.mjs';
-import { EXECD_CLI, log, PEER_VERSION, peerBinary, rssBytes, startServer } from './lib/servers.mjs';
+import {
+  EXECD_CLI,
+  log,
+  PEER_VERSION,
+  peerBinary,
+  RAW_RELAY,
+  rssBytes,
+  startServer,
+} from './lib/servers.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const START_ROUNDS = QUICK ? 20 : 200;
@@ -90,11 +99,13 @@ async function oneStream(target, { mib, tty, name }) {
   const block = tty ? "Buffer.alloc(1 << 20, 'x')" : "require('crypto').randomBytes(1 << 20)";
   const script = `const b = ${block}; let n = ${mib};
     const w = () => { while (n > 0) { n--; if (!process.stdout.write(b)) return process.stdout.once('drain', w); } }; w();`;
+  const argv = [process.execPath, '-e', script];
   const serverCpu = cpuSeconds(target.servingPid);
   const clientCpu = process.cpuUsage();
   const started = performance.now();
-  const proc = await target.client.start(params(name, [process.execPath, '-e', script], { tty }));
-  const { bytes, gaps } = await drain(proc);
+  const { bytes, gaps } = target.raw
+    ? await rawDrain(target.url, { argv, tty })
+    : await drain(await target.client.start(params(name, argv, { tty })));
   const seconds = (performance.now() - started) / 1000;
   const client = process.cpuUsage(clientCpu);
   const gib = Math.max(bytes, 1) / 2 ** 30;
@@ -105,6 +116,30 @@ async function oneStream(target, { mib, tty, name }) {
     serverCpuPerGiB: (cpuSeconds(target.servingPid) - serverCpu) / gib,
     clientCpuPerGiB: (client.user + client.system) / 1e6 / gib,
   };
+}
+
+/**
+ * The raw Node relay's stream (`lib/raw-relay.mjs`): one bare WebSocket, the binary frames counted
+ * as they arrive, until the relay closes the connection. The least a Node client can do.
+ */
+async function rawDrain(url, { argv, tty }) {
+  const socket = new WebSocket(url, { perMessageDeflate: false, maxPayload: 1 << 30 });
+  let bytes = 0;
+  socket.on('message', (data) => {
+    bytes += data.length;
+  });
+  await new Promise((resolve, reject) => {
+    socket.once('open', resolve);
+    socket.once('error', reject);
+  });
+  const closed = new Promise((resolve, reject) => {
+    socket.once('close', (code) =>
+      code === 1000 ? resolve() : reject(new Error(`raw relay closed with ${code}`)),
+    );
+  });
+  socket.send(JSON.stringify({ argv, tty }));
+  await closed;
+  return { bytes, gaps: 0 };
 }
 
 /**
@@ -139,6 +174,49 @@ async function streams(targets, options) {
   });
   for (const [label, share] of delivered) result[label].delivered = share;
   return result;
+}
+
+const RAW_NAME = 'raw Node relay: the same output, one binary frame per read, no protocol';
+
+/**
+ * The stream figures against the raw Node relay: what share of the ceiling each codec reaches,
+ * and where the ceiling stands against the original (the most any Node server gets here).
+ */
+function ceilingFigures(results, what) {
+  const raw = results.raw;
+  const rows = ['msgpack', 'json'].map((codec) =>
+    figure({
+      figure: `${what}, execd ${codec} against the raw Node relay (MB/s)`,
+      execd: results[codec].mbPerSecond,
+      unit: 'MB/s',
+      baseline: raw.mbPerSecond,
+      baselineName: RAW_NAME,
+    }),
+  );
+  rows.push(
+    figure({
+      figure: `${what}: the raw Node relay itself (the execd column), against the original`,
+      execd: raw.mbPerSecond,
+      unit: 'MB/s',
+      baseline: results.original?.mbPerSecond ?? null,
+      baselineName: results.original ? `original exec-server ${PEER_VERSION} (json)` : null,
+    }),
+    figure({
+      figure: `${what}: relay CPU per GiB, raw Node relay (the execd column), against the original`,
+      execd: raw.serverCpuPerGiB,
+      unit: 's/GiB',
+      baseline: results.original?.serverCpuPerGiB ?? null,
+      baselineName: results.original ? `original exec-server ${PEER_VERSION} (json)` : null,
+    }),
+    figure({
+      figure: `${what}: share the raw Node relay delivered`,
+      execd: raw.delivered * 100,
+      unit: '%',
+      baseline: null,
+      baselineName: null,
+    }),
+  );
+  return rows;
 }
 
 /**
@@ -254,6 +332,13 @@ try {
     });
   const baseline = (value) =>
     peer ? { baseline: value, baselineName: `original exec-server ${PEER_VERSION} (json)` } : {};
+  // The stream and PTY figures also run through the raw Node relay: the same bytes with no protocol.
+  const streamTargets = [...targets];
+  if (FIGURES.has('stream') || FIGURES.has('pty')) {
+    const relay = await startServer('raw relay', process.execPath, [RAW_RELAY]);
+    servers.push(relay);
+    streamTargets.push({ label: 'raw', raw: true, url: relay.url, servingPid: relay.servingPid() });
+  }
 
   let latency;
   if (FIGURES.has('start')) {
@@ -263,12 +348,12 @@ try {
   const stream = {};
   if (FIGURES.has('stream')) {
     log(`(b) ${STREAM_MIB} MiB stream`);
-    Object.assign(stream, await streams(targets, { mib: STREAM_MIB, tty: false, name: 'stream' }));
+    Object.assign(stream, await streams(streamTargets, { mib: STREAM_MIB, tty: false, name: 'stream' }));
   }
   const pty = {};
   if (FIGURES.has('pty')) {
     log(`(e) ${PTY_MIB} MiB through a PTY`);
-    Object.assign(pty, await streams(targets, { mib: PTY_MIB, tty: true, name: 'pty' }));
+    Object.assign(pty, await streams(streamTargets, { mib: PTY_MIB, tty: true, name: 'pty' }));
   }
   let connect;
   if (FIGURES.has('connect')) {
@@ -335,6 +420,7 @@ try {
       }),
     );
   }
+  if (FIGURES.has('stream')) figures.push(...ceilingFigures(stream, `${STREAM_MIB} MiB to stdout`));
   for (const codec of FIGURES.has('pty') ? ['msgpack', 'json'] : []) {
     figures.push(
       figure({
@@ -357,6 +443,7 @@ try {
       }),
     );
   }
+  if (FIGURES.has('pty')) figures.push(...ceilingFigures(pty, `${PTY_MIB} MiB through a PTY`));
   if (memory)
     figures.push(
       figure({

@@ -13,6 +13,8 @@ export const EXECD_CLI = join(
   dirname(require.resolve('@execd/exec-server/package.json')),
   'dist/cli/execd-server.js',
 );
+/** The raw Node relay, the ceiling the stream figures are also compared with. */
+export const RAW_RELAY = join(BENCH_DIR, 'lib', 'raw-relay.mjs');
 export const log = (text) => process.stderr.write(`${text}\n`);
 
 /** The original's `codex` executable, installing it once if needed; undefined when unavailable. */
