@@ -3,7 +3,8 @@
 // sessions and kill what escaped the dead one (a daemon in its own session, still in its
 // command's cgroup).
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, rmdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecServerClient } from '@execd/exec-client';
 import { RpcError } from '@execd/protocol';
@@ -34,9 +35,10 @@ async function client(url: string, codec: 'json' | 'msgpack'): Promise<ExecServe
 }
 
 /**
- * The sandboxed sleeper's workspace is /tmp: when its server is SIGKILLed, the empty mount points
- * bubblewrap made there for the missing protected names stay (a known limit: the sandboxing
- * README, on placeholders). The test removes the ones it caused.
+ * The sandboxed sleeper's sandbox also masks the missing protected names of /tmp (a writable
+ * root), which other test files' sandboxes share: the watchdog removes them after a SIGKILL, but
+ * whether they are gone depends on those files, so the test removes what is left of the ones it
+ * caused, and checks the placeholders of its own workspace instead.
  */
 function removeNewPlaceholders(): () => void {
   const names = ['.git', '.codex', '.agents'].map((name) => join('/tmp', name));
@@ -61,6 +63,9 @@ describe('execd-server killed with SIGKILL mid-stream', () => {
       const env = childEnv({ [MARK]: mark });
       const placeholders = removeNewPlaceholders();
       cleanups.push(async () => placeholders());
+      const workspace = mkdtempSync(join(tmpdir(), 'execd-crash-workspace-'));
+      cleanups.push(async () => rmSync(workspace, { recursive: true, force: true }));
+      const masked = ['.git', '.codex', '.agents'].map((name) => join(workspace, name));
       const server = await cliServer();
       const remote = await client(server.url, codec);
 
@@ -74,6 +79,7 @@ describe('execd-server killed with SIGKILL mid-stream', () => {
         execParams({
           processId: 'sandboxed',
           argv: ['sleep', '604'],
+          cwd: workspace,
           env,
           sandbox: { profile: 'workspace-write', network: 'off' },
         }),
@@ -96,6 +102,8 @@ describe('execd-server killed with SIGKILL mid-stream', () => {
       });
       const before = descendants(server.pid).map((stat) => stat.pid);
       expect(before.length).toBeGreaterThanOrEqual(9);
+      // The sandbox masks its workspace's missing protected names over empty folders it made.
+      expect(masked.filter((path) => existsSync(path))).toEqual(masked);
 
       const exit = await server.kill('SIGKILL');
       expect(exit.signal).toBe('SIGKILL');
@@ -110,6 +118,8 @@ describe('execd-server killed with SIGKILL mid-stream', () => {
         timeoutMs: 30_000,
         what: 'every former descendant to be gone',
       });
+      // The watchdog (a former descendant, now gone) removed them: the workspace is as it was.
+      expect(readdirSync(workspace)).toEqual([]);
 
       // The client's documented failure (docs/protocol.md, sessions): recovery gives up, every
       // process fails with "{disconnect}; failed to resume exec-server session: {error}".

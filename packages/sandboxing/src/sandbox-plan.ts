@@ -40,6 +40,8 @@ export interface SandboxPlan {
   readonly arg0: string | undefined;
   /** Lays out the command line, once; a routed plan needs `route` (a started bridge). */
   commandLine(route: NetworkRoute | undefined): PlannedCommandLine;
+  /** See `LinuxSandbox.placeholders` (none without bubblewrap). */
+  readonly placeholders: readonly string[];
   /** See `SandboxCommand.release`. */
   release(): Promise<void>;
 }
@@ -83,7 +85,14 @@ function fixedPlan(
   line: PlannedCommandLine,
   arg0: string | undefined,
 ): SandboxPlan {
-  return { sandboxType, proxyRouted: false, arg0, commandLine: () => line, release: nothingToRelease };
+  return {
+    sandboxType,
+    proxyRouted: false,
+    arg0,
+    commandLine: () => line,
+    placeholders: [],
+    release: nothingToRelease,
+  };
 }
 
 /**
@@ -113,6 +122,7 @@ export async function planSandboxCommand(request: SandboxPlanRequest): Promise<S
         proxyRouted: proxySocketDir !== undefined,
         arg0: undefined,
         commandLine: (route) => ({ argv: linux.commandLine(route), env: LAUNCHER_ENV }),
+        placeholders: linux.placeholders,
         release: linux.release,
       };
     }

@@ -91,6 +91,12 @@ export interface SpawnResult {
    * kill them if this process dies without cleaning up).
    */
   readonly cgroupProcsFiles?: readonly string[] | undefined;
+  /**
+   * Empty host folders the command's sandbox holds as mount points (see
+   * `LinuxSandbox.placeholders`); this process removes them once the command is done. Listed for
+   * a watchdog that must remove them if this process dies first.
+   */
+  readonly placeholders?: readonly string[] | undefined;
 }
 
 const NO_EVENTS: LimitEvents = Object.freeze({ memoryLimitHit: false, oomKills: 0, pidsLimitHit: false });
@@ -254,5 +260,9 @@ async function spawnPrepared(
     throw error;
   }
   void launched.process.closed.then(plan.release, plan.release);
-  return { ...launched, sandboxType: plan.sandboxType };
+  return {
+    ...launched,
+    sandboxType: plan.sandboxType,
+    ...(plan.placeholders.length === 0 ? {} : { placeholders: plan.placeholders }),
+  };
 }

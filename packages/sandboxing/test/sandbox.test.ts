@@ -1,4 +1,13 @@
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -346,6 +355,9 @@ describe('no litter', () => {
     expect(second.stdout).toBe('no .git\nno .codex\nno .agents\n');
     expect(readdirSync(ws.path).sort()).toEqual(['.agents', '.codex', '.git']);
     for (const name of ['.agents', '.codex', '.git']) expect(readdirSync(join(ws.path, name))).toEqual([]);
+    // Listed in the result, for a watchdog that must remove them should this process die first.
+    const made = ['.git', '.agents', '.codex'].map((name) => join(realpathSync(ws.path), name));
+    expect(first.placeholders).toEqual(expect.arrayContaining(made));
     // The first sandbox still uses them: a third launch now must not treat them as existing folders.
     await first.process.write(Buffer.from('bye\n'));
     await first.process.closed;

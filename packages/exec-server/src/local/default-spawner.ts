@@ -59,7 +59,10 @@ export async function defaultSpawner(request: LocalSpawnRequest): Promise<LocalS
     // The child's group must not outlive this process if it is killed without cleaning up.
     return {
       ...launched,
-      process: guardAgainstOrphans(launched.process, undefined, launched.cgroupProcsFiles),
+      process: guardAgainstOrphans(launched.process, undefined, {
+        groupProcsFiles: launched.cgroupProcsFiles,
+        placeholders: launched.placeholders,
+      }),
     };
   } catch (error) {
     rejectUnsupported(error);

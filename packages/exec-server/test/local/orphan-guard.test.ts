@@ -2,7 +2,9 @@
 // guarded at start and forgotten when it closes, in whatever order commands end. The server here
 // is a probe process that exits; the watchdog must then kill what is still guarded, promptly.
 import { execFile, spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import {
   type BuiltCli,
@@ -49,5 +51,47 @@ describe.skipIf(process.platform !== 'linux')('the orphan watchdog', () => {
     });
     expect(await exited).toBeNull(); // killed: no exit code
     await waitFor(() => !isProcessRunning(watchdog), { what: 'the watchdog to exit', timeoutMs: 30_000 });
+  }, 90_000);
+
+  it('removes the placeholders of the sandboxes that were running, and nothing else', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'execd-watchdog-placeholders-'));
+    try {
+      const folder = (name: string) => {
+        const path = join(dir, name);
+        mkdirSync(path);
+        return path;
+      };
+      const running = folder('running');
+      // A name a hostile workspace could have: the watchdog must not evaluate it.
+      // (The watchdog runs in `dir`: whatever it would run there leaves a file.)
+      // (`$` + `{IFS}`: a space would keep the path from being guarded at all.)
+      const ifs = '$' + '{IFS}';
+      const hostile = folder(`q'"$(touch${ifs}pwned)\`touch${ifs}pwned2\`;x`);
+      const filled = folder('filled'); // something was put in: it stays
+      writeFileSync(join(filled, 'HEAD'), 'ref: refs/heads/main\n');
+      const ended = folder('ended'); // its sandbox ended before the server died: not the watchdog's
+      const spaced = folder('with space'); // not guarded: the watchdog reads lines
+      const child = spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
+      tracker.add(child.pid!);
+      const args = [running, hostile, filled, spaced].map((path) => `guard:${path}`);
+      const { stdout } = await run(
+        process.execPath,
+        [probe.script, String(child.pid), '3', ...args, `forget:${ended}`],
+        { timeout: 60_000, cwd: dir },
+      );
+      const watchdog = Number(stdout.trim());
+      tracker.add(watchdog);
+      await waitFor(() => !isProcessRunning(watchdog), { what: 'the watchdog to exit', timeoutMs: 30_000 });
+      expect(isProcessRunning(child.pid!)).toBe(false);
+      expect(existsSync(running)).toBe(false);
+      expect(existsSync(hostile)).toBe(false);
+      expect(existsSync(join(dir, 'pwned'))).toBe(false);
+      expect(existsSync(join(dir, 'pwned2'))).toBe(false);
+      expect(existsSync(join(filled, 'HEAD'))).toBe(true);
+      expect(existsSync(ended)).toBe(true);
+      expect(existsSync(spaced)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 90_000);
 });

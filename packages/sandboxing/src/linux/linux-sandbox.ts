@@ -42,6 +42,11 @@ export interface LinuxSandbox {
    * otherwise run in the executor's own network namespace.
    */
   commandLine(route: NetworkRoute | undefined): string[];
+  /**
+   * The placeholders this sandbox holds: empty host folders bubblewrap makes as mount points for
+   * missing protected names, removed when the last sandbox holding one is released.
+   */
+  readonly placeholders: readonly string[];
   /** Releases the placeholders this sandbox holds (idempotent). */
   release(): Promise<void>;
 }
@@ -131,6 +136,7 @@ export async function planLinuxSandbox(request: LinuxSandboxRequest): Promise<Li
         throw new Error('sandboxing: a proxy-routed sandbox needs its bridge route');
       return bwrapCommandLine(parts, proxyRouted ? route : undefined);
     },
+    placeholders,
     release,
   };
 }

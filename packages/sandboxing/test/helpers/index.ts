@@ -2,11 +2,11 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'no
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxParam, SandboxType } from '@execd/protocol';
-import type { SpawnedProcess } from '@execd/pty-utils';
 import {
   type CommandOutput,
   locateBwrap,
   type ResolvePolicyOptions,
+  type SpawnResult,
   sandboxFromContext,
   spawnProcess,
 } from '../../src/index.ts';
@@ -57,7 +57,7 @@ export interface RunOptions {
 export async function startSandboxed(
   command: readonly string[],
   options: RunOptions & { readonly tty?: boolean; readonly stdinOpen?: boolean },
-): Promise<{ process: SpawnedProcess; sandboxType: SandboxType }> {
+): Promise<SpawnResult> {
   return spawnProcess({
     command,
     cwd: options.cwd,
