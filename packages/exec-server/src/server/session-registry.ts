@@ -70,7 +70,12 @@ export class SessionEntry {
   readonly table: ProcessTable;
   readonly subscription: Disposable;
   current: SessionAttachment | undefined;
-  detachedFrom: SessionAttachment | undefined;
+  /**
+   * The attachment the session was detached from, held weakly: a resume evicts it if it is still
+   * around (work of its connection still in flight), but a detached session must not keep a
+   * finished connection (its socket, its buffers, its handler) alive for the whole TTL.
+   */
+  detachedFrom: WeakRef<SessionAttachment> | undefined;
   expiresAtMs: number | undefined;
   timer: NodeJS.Timeout | undefined;
 
@@ -234,7 +239,7 @@ export class SessionRegistry implements AsyncDisposable {
     entry.expiresAtMs = undefined;
     this.#logger.debug('session resumed', { sessionId: entry.id });
     this.#metrics?.observeSession('resumed');
-    previous?.evict();
+    previous?.deref()?.evict();
     return new SessionHandle(this, entry, attachment);
   }
 
@@ -242,12 +247,13 @@ export class SessionRegistry implements AsyncDisposable {
   detach(entry: SessionEntry, attachment: SessionAttachment): void {
     if (entry.current !== attachment || this.#sessions.get(entry.id) !== entry) return;
     entry.current = undefined;
-    entry.detachedFrom = attachment;
+    const detachedFrom = new WeakRef(attachment);
+    entry.detachedFrom = detachedFrom;
     entry.expiresAtMs = Date.now() + this.#ttlMs;
     entry.clearTimer();
     entry.timer = setTimeout(() => {
       entry.timer = undefined;
-      if (entry.current === undefined && entry.detachedFrom === attachment) {
+      if (entry.current === undefined && entry.detachedFrom === detachedFrom) {
         void this.#expire(entry, 'detached session TTL elapsed');
       }
     }, this.#ttlMs);

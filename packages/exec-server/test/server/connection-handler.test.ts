@@ -1,4 +1,6 @@
 // Spec §2.3 handshake and session rules, and the §8.6 handler tests, without sockets.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { type EnvironmentInfo, ExecError, pathToFileUri, RpcError } from '@execd/protocol';
 import { ProcessTracker, waitFor } from '@execd/test-kit';
 import { afterEach, describe, expect, test, vi } from 'vitest';
@@ -58,6 +60,19 @@ async function expectRpc(
   expect(rpc.code).toBe(code);
   if (message !== undefined) expect(rpc.message).toBe(message);
   return rpc;
+}
+
+const finished: WeakRef<ConnectionHandler>[] = [];
+
+/** Full collections with nothing of the current job on the stack (WeakRefs hold for one job). */
+async function collectGarbage(): Promise<void> {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  setFlagsFromString('--no-expose-gc');
+  for (let i = 0; i < 3; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    gc();
+  }
 }
 
 async function ready(handler: ConnectionHandler, resumeSessionId?: string): Promise<string> {
@@ -272,6 +287,25 @@ describe('sessions', () => {
     await ready(b.handler, sessionId);
     vi.advanceTimersByTime(10_000);
     expect((tables[0] as FakeProcessTable).shutdownCalls).toBe(0);
+  });
+
+  test('a detached session does not keep its finished connection alive for the TTL', async () => {
+    const { connect, tables } = setup();
+    const sessionId = await (async () => {
+      const a = connect();
+      const id = await ready(a.handler);
+      a.handler.detach();
+      finished.push(new WeakRef(a.handler));
+      return id;
+    })();
+    // Thousands of reconnecting clients each leave a detached session: it must not hold the
+    // old connection (its handler, and through it the socket, buffers and transport) for 30 s.
+    await collectGarbage();
+    expect(finished.pop()!.deref()).toBeUndefined();
+    // Still resumable, with its table.
+    const b = connect();
+    expect(await ready(b.handler, sessionId)).toBe(sessionId);
+    expect(tables).toHaveLength(1);
   });
 
   test('a connection that drops while initializing does not leave its session attached', async () => {
