@@ -19,6 +19,8 @@ export {
   EVENT_HISTORY_MAX_EVENTS,
   EXIT_OUTPUT_GRACE_MS,
   EXITED_PROCESS_RETENTION_MS,
+  type GuardedPaths,
+  guardAgainstOrphans,
   LocalBackend,
   type LocalBackendOptions,
   LocalExecProcess,

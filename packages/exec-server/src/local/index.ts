@@ -19,6 +19,7 @@ export {
   type LocalProcessTableOptions,
   type StartedProcess,
 } from './local-process-table.ts';
+export { type GuardedPaths, guardAgainstOrphans } from './orphan-guard.ts';
 export {
   NETWORK_POLICY_HOST_MAX_BYTES,
   NETWORK_POLICY_REASON_MAX_BYTES,

@@ -2,7 +2,15 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseToolText, pidsMatching, uniqueMarker, waitFor } from '@execd/test-kit';
+import {
+  cmdline,
+  descendants,
+  isProcessRunning,
+  parseToolText,
+  pidsMatching,
+  uniqueMarker,
+  waitFor,
+} from '@execd/test-kit';
 import { applyPatchToolSpec, execCommandToolSpec, toMcpTool, writeStdinToolSpec } from '@execd/unified-exec';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -201,6 +209,42 @@ describe('uexec mcp', () => {
     }
     await waitFor(() => pidsMatching(marker).length === 0, { what: 'the session to be reaped' });
   });
+
+  // With a shell snapshot, commands run through the in-process exec-server backend; without one,
+  // they are spawned directly: both must be guarded.
+  test.skipIf(process.platform !== 'linux').each([[[]], [['--no-shell-snapshot']]])(
+    'a uexec killed outright (SIGKILL) takes its commands with it (%j)',
+    async (flags: string[]) => {
+      const marker = uniqueMarker();
+      await using mcp = await connect(['--sandbox', 'danger-full-access', ...flags]);
+      // On pipes, a sleeper nothing reaches once its server is gone (it never writes); in a
+      // terminal, one that ignores the hang-up of its closed terminal.
+      for (const [cmd, tty] of [
+        [`sleep 600; : ${marker}`, false],
+        [`trap "" HUP; sleep 601; : ${marker}`, true],
+      ] as const) {
+        const started = await mcp.client.callTool({
+          name: 'exec_command',
+          arguments: { cmd, tty, yield_time_ms: 300 },
+        });
+        expect(parseToolText(textOf(started)).sessionId).toBeDefined();
+      }
+      // Past the login profile (which may still write, and die of SIGPIPE): both sleep.
+      const sleepers = (): number[] =>
+        pidsMatching(marker).flatMap((shell) =>
+          descendants(shell)
+            .filter((child) => cmdline(child.pid).startsWith('sleep 60'))
+            .map((child) => child.pid),
+        );
+      await waitFor(() => sleepers().length === 2, { what: 'both commands to sleep' });
+      const running = [...pidsMatching(marker), ...sleepers()];
+      process.kill(mcp.pid, 'SIGKILL');
+      await waitFor(() => running.every((pid) => !isProcessRunning(pid)), {
+        what: 'both shells and both sleepers to die with uexec',
+        timeoutMs: 20_000,
+      });
+    },
+  );
 
   test('approvals go through MCP elicitation when the client supports it', async () => {
     await using approving = await connect(['--sandbox', 'danger-full-access', '--approval', 'untrusted'], {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { guardAgainstOrphans } from '@execd/exec-server';
 import {
   ExecError,
   type ExecParams,
@@ -290,5 +291,14 @@ export async function launchAttempt(
     processId: request.processId,
     sandboxType: spawned.sandboxType,
   });
-  return UnifiedExecProcess.start(new LocalSpawnDriver(spawned), options);
+  // As the exec-server backend's: a command must not outlive this process if it is killed
+  // without cleaning up (the original's children get a parent-death signal).
+  const guarded = {
+    ...spawned,
+    process: guardAgainstOrphans(spawned.process, undefined, {
+      groupProcsFiles: spawned.cgroupProcsFiles,
+      placeholders: spawned.placeholders,
+    }),
+  };
+  return UnifiedExecProcess.start(new LocalSpawnDriver(guarded), options);
 }
