@@ -72,11 +72,6 @@ esac
 /** A watchdog that keeps dying is given up on (guarding is best effort, never a crash loop). */
 const MAX_WATCHDOG_RESTARTS = 3;
 
-/**
- * Kills the process groups of this process's children when this process dies without cleaning
- * up (SIGKILL, OOM killer, crash). One watchdog process per Node process, started on first use;
- * it does not keep the event loop alive. No-op on Windows.
- */
 /** What a command leaves to clean up besides its process group, named by path. */
 export interface GuardedPaths {
   /** The command cgroup's `cgroup.procs` file(s): every process listed there is killed. */
