@@ -6,7 +6,7 @@ import {
   spawnProcess,
 } from '@execd/sandboxing';
 import { type CaptureRunner, runCaptureCommand } from '@execd/shell-snapshot';
-import { guardAgainstOrphans } from './orphan-guard.ts';
+import { guardSpawned } from './orphan-guard.ts';
 import type { LocalSpawnRequest, LocalSpawnResult, SandboxDenialCheck } from './spawner.ts';
 
 /**
@@ -57,13 +57,7 @@ export async function defaultSpawner(request: LocalSpawnRequest): Promise<LocalS
       ...(request.limits === undefined ? {} : { limits: request.limits }),
     });
     // The child's group must not outlive this process if it is killed without cleaning up.
-    return {
-      ...launched,
-      process: guardAgainstOrphans(launched.process, undefined, {
-        groupProcsFiles: launched.cgroupProcsFiles,
-        placeholders: launched.placeholders,
-      }),
-    };
+    return guardSpawned(launched);
   } catch (error) {
     rejectUnsupported(error);
   }

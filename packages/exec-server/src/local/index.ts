@@ -19,7 +19,12 @@ export {
   type LocalProcessTableOptions,
   type StartedProcess,
 } from './local-process-table.ts';
-export { type GuardedPaths, guardAgainstOrphans } from './orphan-guard.ts';
+export {
+  type GuardableLaunch,
+  type GuardedPaths,
+  guardAgainstOrphans,
+  guardSpawned,
+} from './orphan-guard.ts';
 export {
   NETWORK_POLICY_HOST_MAX_BYTES,
   NETWORK_POLICY_REASON_MAX_BYTES,

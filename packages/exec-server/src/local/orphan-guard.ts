@@ -204,6 +204,27 @@ function addLine({ id, kind, path }: GuardedPath): string {
   return `${PATH_LINES[kind].add}${id} ${path}\n`;
 }
 
+/**
+ * A launch result (`spawnProcess`'s) with its process guarded by {@link guardAgainstOrphans}:
+ * its process group, its cgroup and its sandbox's placeholders.
+ */
+export function guardSpawned<T extends GuardableLaunch>(launched: T): T {
+  return {
+    ...launched,
+    process: guardAgainstOrphans(launched.process, undefined, {
+      groupProcsFiles: launched.cgroupProcsFiles,
+      placeholders: launched.placeholders,
+    }),
+  };
+}
+
+/** What {@link guardSpawned} reads of a launch (a `SpawnResult` of `@execd/sandboxing`). */
+export interface GuardableLaunch {
+  readonly process: SpawnedProcess;
+  readonly cgroupProcsFiles?: readonly string[] | undefined;
+  readonly placeholders?: readonly string[] | undefined;
+}
+
 let shared: OrphanGuard | undefined;
 
 /** The guard of this process (created on first use). */

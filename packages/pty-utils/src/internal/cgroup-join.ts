@@ -14,9 +14,9 @@ export const CGROUP_JOIN_FAILED_EXIT_CODE = 125;
  * @argv` keeps the pid, so the program and everything it ever starts, a `setsid` daemon
  * included, are in the group). perl, because it passes the environment on untouched (a POSIX
  * shell adds `PWD`, bash `SHLVL` and `_`) and can set argv[0]; it is Essential on Debian-family
- * systems. Its own startup variables (`PERL5OPT`,
- * `PERL5LIB`, …) are taken out of its environment and put back right before the exec, so the
- * command's environment cannot change the wrapper and the command still gets them.
+ * systems. Its own startup variables (`PERL5OPT`, `PERL5LIB`, …) are taken out of its
+ * environment and put back right before the exec, so the command's environment cannot change
+ * the wrapper and the command still gets them.
  */
 const JOIN_SCRIPT = [
   'my $n = shift @ARGV; my @files = splice(@ARGV, 0, $n);',

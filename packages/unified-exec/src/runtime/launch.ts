@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { guardAgainstOrphans } from '@execd/exec-server';
+import { guardSpawned } from '@execd/exec-server';
 import {
   ExecError,
   type ExecParams,
@@ -293,12 +293,5 @@ export async function launchAttempt(
   });
   // As the exec-server backend's: a command must not outlive this process if it is killed
   // without cleaning up (the original's children get a parent-death signal).
-  const guarded = {
-    ...spawned,
-    process: guardAgainstOrphans(spawned.process, undefined, {
-      groupProcsFiles: spawned.cgroupProcsFiles,
-      placeholders: spawned.placeholders,
-    }),
-  };
-  return UnifiedExecProcess.start(new LocalSpawnDriver(guarded), options);
+  return UnifiedExecProcess.start(new LocalSpawnDriver(guardSpawned(spawned)), options);
 }
