@@ -211,3 +211,53 @@ describe.skipIf(!hasCgroups)('a daemon in a session of its own and a SIGKILLed s
     });
   });
 });
+
+describe("a sandboxed command racing its server's death for the protected names", () => {
+  // The watchdog removes the placeholders of a dead server's sandboxes; removing one detaches the
+  // sandbox's mask over it. A command still running then could create `.git` (a config, hooks)
+  // in its workspace. It must be dead first: the attack runs flat out until the server dies.
+  // (bubblewrap's `--die-with-parent` already ends this sandbox with the server; the watchdog
+  // kills before it removes, and waits, for sandboxes whose bubblewrap is not the server's child.)
+  test('nothing it tried reaches the workspace, and the placeholders are gone', async () => {
+    const mark = randomUUID();
+    const workspace = mkdtempSync(join(tmpdir(), 'execd-crash-race-'));
+    cleanups.push(async () => rmSync(workspace, { recursive: true, force: true }));
+    const placeholders = removeNewPlaceholders();
+    cleanups.push(async () => placeholders());
+    const server = await cliServer();
+    const remote = await client(server.url, 'msgpack');
+    const attack = await remote.start(
+      execParams({
+        processId: 'racer',
+        argv: [
+          'sh',
+          '-c',
+          // (`echo`, not `:`: a failed redirection of a special built-in ends the shell.)
+          'while :; do for n in .git .codex .agents; do mkdir "$n" 2>/dev/null; echo x > "$n/config" 2>/dev/null; done; done',
+        ],
+        cwd: workspace,
+        env: childEnv({ [MARK]: mark }),
+        sandbox: { profile: 'workspace-write', network: 'off' },
+      }),
+    );
+    void collect(attack);
+    // Checked from outside while it runs: the names are masked, and nothing got into them.
+    const masked = ['.agents', '.codex', '.git'];
+    await waitFor(() => processesWithEnv(MARK, mark).length >= 2 && readdirSync(workspace).length === 3, {
+      timeoutMs: 30_000,
+      what: 'the racer to run in its masked workspace',
+    });
+    expect(readdirSync(workspace).sort()).toEqual(masked);
+    for (const name of masked) expect(readdirSync(join(workspace, name))).toEqual([]);
+    const before = descendants(server.pid).map((stat) => stat.pid);
+
+    await server.kill('SIGKILL');
+    await waitFor(() => before.every((pid) => !isProcessRunning(pid)), {
+      timeoutMs: 30_000,
+      what: 'the racer, its sandbox and the watchdog to be gone',
+    });
+    // A `.git` the racer made through a removed mask would hold its config, and `rmdir` leaves
+    // a folder with something in it: an empty workspace means it never got one.
+    expect(readdirSync(workspace)).toEqual([]);
+  });
+});
