@@ -8,13 +8,15 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { sandboxFromContext, spawnProcess } from '../dist/index.js';
+import { PreparedSandboxes, sandboxFromContext, spawnProcess } from '../dist/index.js';
 
 /** Enough runs for a stable median of a ~10-30 ms operation while keeping the bench well under a minute. */
 const RUNS = Number(process.env.SANDBOX_BENCH_RUNS ?? 40);
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
 const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'execd-sandbox-bench-')));
 const sandbox = sandboxFromContext({ profile: 'workspace-write' }, cwd);
+/** Sandboxes started ahead of their commands (`PreparedSandboxes`), as execd-server runs them. */
+const prepared = new PreparedSandboxes();
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -22,15 +24,20 @@ function median(values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-async function once(sandboxed, tty) {
+async function once(sandboxed, tty, pool) {
   const start = performance.now();
-  const { process: child, sandboxType } = await spawnProcess({
+  const {
+    process: child,
+    sandboxType,
+    prepared: wasPrepared,
+  } = await spawnProcess({
     command: ['/bin/echo', 'hi'],
     cwd,
     env,
     sandbox: sandboxed ? sandbox : undefined,
     tty,
     stdinOpen: false,
+    preparedSandboxes: pool,
   });
   let text = '';
   for await (const chunk of child.output()) text += Buffer.from(chunk.bytes).toString();
@@ -40,69 +47,79 @@ async function once(sandboxed, tty) {
   if (exitCode !== 0 || !text.includes('hi'))
     throw new Error(`bad run: exit ${exitCode}, output ${JSON.stringify(text)}`);
   if (sandboxed !== (sandboxType !== 'none')) throw new Error(`unexpected sandbox type ${sandboxType}`);
-  return ms;
+  return { ms, prepared: wasPrepared === true };
+}
+
+/**
+ * A command in a sandbox prepared ahead (`PreparedSandboxes`), as an agent's next command finds
+ * it: the sandbox started after the previous command of its kind has finished starting (the
+ * pool is settled before the clock starts, so its work never overlaps another sample).
+ */
+async function oncePrepared(tty) {
+  await prepared.settled();
+  const run = await once(true, tty, prepared);
+  if (!run.prepared) throw new Error('a settled pool had no sandbox ready');
+  await prepared.settled();
+  return run.ms;
 }
 
 async function main() {
-  // Warm-up: the first sandboxed launch also probes bubblewrap (cached afterwards).
+  // Warm-up: the first sandboxed launch also probes bubblewrap (cached afterwards); the first
+  // pooled one of each kind starts cold and leaves a sandbox waiting.
   await once(true, false);
   await once(false, false);
-  const samples = { pipePlain: [], pipeSandboxed: [], ptyPlain: [], ptySandboxed: [] };
+  await once(true, false, prepared);
+  await once(true, true, prepared);
+  const samples = {
+    pipePlain: [],
+    pipeSandboxed: [],
+    pipePrepared: [],
+    ptyPlain: [],
+    ptySandboxed: [],
+    ptyPrepared: [],
+  };
   for (let i = 0; i < RUNS; i++) {
-    samples.pipePlain.push(await once(false, false));
-    samples.pipeSandboxed.push(await once(true, false));
-    samples.ptyPlain.push(await once(false, true));
-    samples.ptySandboxed.push(await once(true, true));
+    samples.pipePlain.push((await once(false, false)).ms);
+    samples.pipeSandboxed.push((await once(true, false)).ms);
+    samples.pipePrepared.push(await oncePrepared(false));
+    samples.ptyPlain.push((await once(false, true)).ms);
+    samples.ptySandboxed.push((await once(true, true)).ms);
+    samples.ptyPrepared.push(await oncePrepared(true));
   }
   const figures = Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, median(values)]));
   const round = (value) => Math.round(value * 100) / 100;
-  const result = {
-    bench: 'sandboxing.spawn-to-exit',
-    runs: RUNS,
-    unit: 'ms',
-    pipeUnsandboxedMedianMs: round(figures.pipePlain),
-    pipeSandboxedMedianMs: round(figures.pipeSandboxed),
-    pipeRatio: round(figures.pipeSandboxed / figures.pipePlain),
-    ptyUnsandboxedMedianMs: round(figures.ptyPlain),
-    ptySandboxedMedianMs: round(figures.ptySandboxed),
-    ptyRatio: round(figures.ptySandboxed / figures.ptyPlain),
-  };
+  const rows = [
+    ['pipes', 'cold', figures.pipeSandboxed, figures.pipePlain],
+    ['pipes', 'prepared', figures.pipePrepared, figures.pipePlain],
+    ['PTY', 'cold', figures.ptySandboxed, figures.ptyPlain],
+    ['PTY', 'prepared', figures.ptyPrepared, figures.ptyPlain],
+  ];
   console.log('spawn-to-exit of `echo hi`, median of %d (ms)', RUNS);
-  console.log(
-    '  pipes  unsandboxed %s  sandboxed %s  x%s',
-    result.pipeUnsandboxedMedianMs,
-    result.pipeSandboxedMedianMs,
-    result.pipeRatio,
-  );
-  console.log(
-    '  pty    unsandboxed %s  sandboxed %s  x%s',
-    result.ptyUnsandboxedMedianMs,
-    result.ptySandboxedMedianMs,
-    result.ptyRatio,
-  );
-  const figure = (name, execd, baseline) => ({
-    figure: name,
-    execd: round(execd),
-    baseline: round(baseline),
-    baselineName: 'unsandboxed spawn',
-    unit: 'ms',
-    ratio: round(execd / baseline),
-  });
+  for (const [io, start, sandboxed, plain] of rows) {
+    console.log(
+      '  %s  unsandboxed %s  sandboxed (%s) %s  x%s',
+      io.padEnd(5),
+      round(plain),
+      start,
+      round(sandboxed),
+      round(sandboxed / plain),
+    );
+  }
+  const described = {
+    cold: 'started cold',
+    prepared: 'in a prepared sandbox (--prepare-sandboxes)',
+  };
   console.log(
     JSON.stringify({
       name: 'sandboxing',
-      figures: [
-        figure(
-          `spawn+exit of echo hi under bwrap, pipes (median of ${RUNS})`,
-          figures.pipeSandboxed,
-          figures.pipePlain,
-        ),
-        figure(
-          `spawn+exit of echo hi under bwrap, PTY (median of ${RUNS})`,
-          figures.ptySandboxed,
-          figures.ptyPlain,
-        ),
-      ],
+      figures: rows.map(([io, start, sandboxed, plain]) => ({
+        figure: `spawn+exit of echo hi under bwrap ${described[start]}, ${io} (median of ${RUNS})`,
+        execd: round(sandboxed),
+        baseline: round(plain),
+        baselineName: 'unsandboxed spawn',
+        unit: 'ms',
+        ratio: round(sandboxed / plain),
+      })),
     }),
   );
 }
@@ -110,5 +127,6 @@ async function main() {
 try {
   await main();
 } finally {
+  await prepared.close();
   rmSync(cwd, { recursive: true, force: true });
 }

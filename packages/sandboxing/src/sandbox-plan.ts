@@ -3,7 +3,7 @@ import { resolveSpawn } from '@execd/pty-utils';
 import { planFileSystem } from './file-system-plan.ts';
 import type { NetworkRoute } from './linux/command-line.ts';
 import { LAUNCHER_ENV } from './linux/launcher.ts';
-import { planLinuxSandbox } from './linux/linux-sandbox.ts';
+import { planLinuxSandbox, type WaitingSandbox } from './linux/linux-sandbox.ts';
 import { buildSeatbeltArgv, buildSeatbeltPolicy } from './macos/seatbelt.ts';
 import { isNetworkDisabled, type SandboxPolicy } from './policy.ts';
 import type { SandboxCommandRequest } from './prepare.ts';
@@ -44,6 +44,8 @@ export interface SandboxPlan {
   readonly placeholders: readonly string[];
   /** See `SandboxCommand.release`. */
   release(): Promise<void>;
+  /** See `LinuxSandbox.waiting` (bubblewrap only). */
+  readonly waiting?: WaitingSandbox | undefined;
 }
 
 const nothingToRelease = (): Promise<void> => Promise.resolve();
@@ -124,6 +126,7 @@ export async function planSandboxCommand(request: SandboxPlanRequest): Promise<S
         commandLine: (route) => ({ argv: linux.commandLine(route), env: LAUNCHER_ENV }),
         placeholders: linux.placeholders,
         release: linux.release,
+        ...(linux.waiting === undefined ? {} : { waiting: linux.waiting }),
       };
     }
     case 'macosSeatbelt':

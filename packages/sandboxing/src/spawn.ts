@@ -1,4 +1,4 @@
-import type { Logger, SandboxType } from '@execd/protocol';
+import { ExecError, type Logger, type SandboxType } from '@execd/protocol';
 import {
   joinWrapperPerl,
   type PipeSpawnOptions,
@@ -19,8 +19,11 @@ import {
   type ResourceControl,
 } from './limits/index.ts';
 import type { NetworkRoute } from './linux/command-line.ts';
+import { LAUNCHER_ENV } from './linux/launcher.ts';
+import type { WaitingSandbox } from './linux/linux-sandbox.ts';
 import { CONTAINMENT_MARKER_VARIABLE, newContainmentMarker } from './linux/marker-scan.ts';
 import type { SandboxSelection } from './prepare.ts';
+import type { PreparedSandboxes } from './prepared-sandboxes.ts';
 import type { SandboxRootPins } from './root-pins.ts';
 import { planSandboxCommand, type SandboxPlan } from './sandbox-plan.ts';
 import { type SpawnedNetwork, type SpawnManagedNetwork, spawnBehindBridge } from './spawn-network.ts';
@@ -64,6 +67,12 @@ export interface SpawnRequest {
   readonly limits?: CommandLimits | false | undefined;
   /** What this host can enforce (default: `detectResourceControl()`, once per process). */
   readonly resourceControl?: ResourceControl | undefined;
+  /**
+   * Sandboxes started ahead of their commands (see `PreparedSandboxes`): a bubblewrap command
+   * takes a waiting sandbox whose plan is identical to its own instead of starting one, and the
+   * next one of its kind is started after it. Without it every sandbox starts cold.
+   */
+  readonly preparedSandboxes?: PreparedSandboxes | undefined;
   readonly logger?: Logger | undefined;
 }
 
@@ -97,6 +106,27 @@ export interface SpawnResult {
    * a watchdog that must remove them if this process dies first.
    */
   readonly placeholders?: readonly string[] | undefined;
+  /**
+   * True when the command runs in a sandbox started before it was asked for (taken from
+   * `preparedSandboxes`): its process was reported to the pool's `onStarted` then, not now.
+   */
+  readonly prepared?: true | undefined;
+}
+
+/** How a sandbox is started to wait for its command (see `waiter.ts`); internal. */
+export interface WaiterStart {
+  /** `/proc/<this pid>/fd/<n>` of the payload file. */
+  readonly payloadPath: string;
+  /** The trusted `env` the waiter execs (`waiterEnvProgram`). */
+  readonly envProgram: string;
+}
+
+/** A started waiter: its launch, and what a command's plan must match to run in it. */
+export interface StartedWaiter {
+  readonly result: SpawnResult;
+  readonly identity: string;
+  /** The launcher lines it was planned with (its cgroup's), for the command's plan. */
+  readonly launcherPreamble: readonly string[];
 }
 
 const NO_EVENTS: LimitEvents = Object.freeze({ memoryLimitHit: false, oomKills: 0, pidsLimitHit: false });
@@ -180,14 +210,59 @@ function membershipOnly(control: Exclude<ResourceControl, { kind: 'none' }>): Re
  * (or the bridge) cannot be started.
  */
 export async function spawnProcess(request: SpawnRequest): Promise<SpawnResult> {
+  const pool = request.preparedSandboxes;
+  if (pool === undefined) return (await launch(request, undefined)).result;
+  const taken = await pool.take(request);
+  if (taken !== undefined) {
+    pool.refill(request);
+    return taken;
+  }
+  const { result } = await launch(request, undefined);
+  pool.refill(request);
+  return result;
+}
+
+/** Starts a sandbox that waits for its command (see `PreparedSandboxes`); internal. */
+export async function startWaiter(request: SpawnRequest, waiter: WaiterStart): Promise<StartedWaiter> {
+  const { result, waiting } = await launch(request, waiter);
+  if (waiting === undefined) throw new Error('sandboxing: a waiter was started without a waiting plan');
+  return { result, ...waiting };
+}
+
+/**
+ * The identity and payload of `request`'s own plan, laid out with `launcherPreamble` (a waiter's
+ * cgroup lines) for comparison with a waiter; undefined when it has no waiting form. Throws what
+ * a cold start would (a missing program, a changed root, an unsupported sandbox). Internal.
+ */
+export async function planForWaiter(
+  request: SpawnRequest,
+  launcherPreamble: readonly string[],
+): Promise<WaitingSandbox | undefined> {
+  const plan = await planSandboxCommand({
+    ...request,
+    launcherPreamble,
+    proxySocketDir: request.managedNetwork?.proxy.socketDir,
+  });
+  // The waiter holds every placeholder this plan does: releasing here removes nothing.
+  await plan.release();
+  return plan.waiting;
+}
+
+interface Launched {
+  readonly result: SpawnResult;
+  /** Set for a waiter: its identity and the launcher lines it was planned with. */
+  readonly waiting?: { readonly identity: string; readonly launcherPreamble: readonly string[] };
+}
+
+async function launch(request: SpawnRequest, waiter: WaiterStart | undefined): Promise<Launched> {
   const setup = await commandGroup(request);
-  let result: SpawnResult;
+  let result: SpawnResult & { readonly identity?: string | undefined };
   try {
     const prepared =
       setup.marker === undefined
         ? request
         : { ...request, env: { ...request.env, [CONTAINMENT_MARKER_VARIABLE]: setup.marker } };
-    result = await spawnPrepared(prepared, setup.preamble, setup.joinCgroups);
+    result = await spawnPrepared(prepared, setup.preamble, setup.joinCgroups, waiter);
   } catch (error) {
     await setup.group?.close();
     throw error;
@@ -199,11 +274,15 @@ export async function spawnProcess(request: SpawnRequest): Promise<SpawnResult> 
     marker: setup.marker,
     bubblewrap: result.sandboxType === 'linuxSeccomp',
   });
+  const { identity, ...launched } = result;
   return {
-    ...result,
-    process,
-    ...(setup.limits === undefined ? {} : { limits: setup.limits }),
-    ...(setup.group === undefined ? {} : { cgroupProcsFiles: setup.group.procsFiles }),
+    result: {
+      ...launched,
+      process,
+      ...(setup.limits === undefined ? {} : { limits: setup.limits }),
+      ...(setup.group === undefined ? {} : { cgroupProcsFiles: setup.group.procsFiles }),
+    },
+    ...(identity === undefined ? {} : { waiting: { identity, launcherPreamble: setup.preamble } }),
   };
 }
 
@@ -213,8 +292,9 @@ async function spawnPlanned(
   plan: SandboxPlan,
   route: NetworkRoute | undefined,
   joinCgroups: CgroupJoin | undefined,
+  waiter: WaiterStart | undefined,
 ): Promise<SpawnedProcess> {
-  const { argv, env } = plan.commandLine(route);
+  const { argv, env } = waiter === undefined ? plan.commandLine(route) : waitingLine(plan, waiter, route);
   request.logger?.debug('sandboxing: spawn', {
     sandboxType: plan.sandboxType,
     proxyRouted: plan.proxyRouted,
@@ -234,11 +314,19 @@ async function spawnPlanned(
     : spawnPipe({ ...options, stdin: request.stdinOpen ? 'pipe' : 'null' });
 }
 
+/** A waiter's command line: only for a plan with a waiting form, never behind a bridge. */
+function waitingLine(plan: SandboxPlan, waiter: WaiterStart, route: NetworkRoute | undefined) {
+  if (plan.waiting === undefined || route !== undefined)
+    throw new ExecError('unsupported', 'this sandbox cannot be prepared before its command');
+  return { argv: plan.waiting.line(waiter.payloadPath, waiter.envProgram), env: LAUNCHER_ENV };
+}
+
 async function spawnPrepared(
   request: SpawnRequest,
   launcherPreamble: readonly string[],
   joinCgroups: CgroupJoin | undefined,
-): Promise<SpawnResult> {
+  waiter: WaiterStart | undefined,
+): Promise<SpawnResult & { readonly identity?: string | undefined }> {
   const managed = request.managedNetwork;
   // Everything that can refuse the command (unsupported, invalidParams, a missing program)
   // happens here, before a bridge is started.
@@ -252,9 +340,9 @@ async function spawnPrepared(
     launched =
       plan.proxyRouted && managed !== undefined
         ? await spawnBehindBridge(managed, request.logger, (route) =>
-            spawnPlanned(request, plan, route, joinCgroups),
+            spawnPlanned(request, plan, route, joinCgroups, waiter),
           )
-        : { process: await spawnPlanned(request, plan, undefined, joinCgroups) };
+        : { process: await spawnPlanned(request, plan, undefined, joinCgroups, waiter) };
   } catch (error) {
     await plan.release();
     throw error;
@@ -264,5 +352,6 @@ async function spawnPrepared(
     ...launched,
     sandboxType: plan.sandboxType,
     ...(plan.placeholders.length === 0 ? {} : { placeholders: plan.placeholders }),
+    ...(waiter === undefined ? {} : { identity: plan.waiting?.identity }),
   };
 }

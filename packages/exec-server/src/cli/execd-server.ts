@@ -5,7 +5,9 @@ import { fstatSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { resolve } from 'node:path';
 import { closeInheritedDescriptors } from '@execd/pty-utils';
+import { PreparedSandboxes } from '@execd/sandboxing';
 import packageJson from '../../package.json' with { type: 'json' };
+import { guardSpawned } from '../local/index.ts';
 import {
   AUTH_TOKEN_ENV_VAR,
   createJsonLineLogger,
@@ -111,8 +113,16 @@ async function main(): Promise<void> {
   const hiddenTokenFiles = [args.authTokenFile, args.connectTokenFile].flatMap((file) =>
     file === undefined ? [] : [resolve(file)],
   );
-  const processTable =
-    hiddenTokenFiles.length === 0 ? {} : { processTable: { sandboxHiddenPaths: hiddenTokenFiles } };
+  // Closed after the server (which ends every command first).
+  const preparedSandboxes = args.prepareSandboxes
+    ? new PreparedSandboxes({ onStarted: guardSpawned, logger })
+    : undefined;
+  const processTable = {
+    processTable: {
+      ...(hiddenTokenFiles.length === 0 ? {} : { sandboxHiddenPaths: hiddenTokenFiles }),
+      ...(preparedSandboxes === undefined ? {} : { preparedSandboxes }),
+    },
+  };
   const reverse =
     args.connect === undefined
       ? undefined
@@ -145,6 +155,7 @@ async function main(): Promise<void> {
   stopServer = () =>
     void server
       .close()
+      .then(() => preparedSandboxes?.close())
       .then(() => (isStdio ? flush(output) : undefined))
       .then(() => process.exit(0));
   if (stopping !== undefined) {
@@ -155,6 +166,7 @@ async function main(): Promise<void> {
   // Stdio mode ends when its one connection does (EOF): every process was terminated by then.
   void server.closed.then(async () => {
     if (stopping !== undefined) return;
+    await preparedSandboxes?.close();
     if (isStdio) await flush(output);
     process.exit(0);
   });

@@ -55,9 +55,11 @@ export async function defaultSpawner(request: LocalSpawnRequest): Promise<LocalS
       rootPins: request.rootPins,
       hiddenPaths: request.hiddenPaths,
       ...(request.limits === undefined ? {} : { limits: request.limits }),
+      preparedSandboxes: request.preparedSandboxes,
     });
-    // The child's group must not outlive this process if it is killed without cleaning up.
-    return guardSpawned(launched);
+    // The child's group must not outlive this process if it is killed without cleaning up (a
+    // prepared sandbox's was guarded when it started: see the pool's `onStarted`).
+    return launched.prepared ? launched : guardSpawned(launched);
   } catch (error) {
     rejectUnsupported(error);
   }

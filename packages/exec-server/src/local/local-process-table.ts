@@ -242,6 +242,7 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
         rootPins: this.#rootPins,
         hiddenPaths: this.#config.sandboxHiddenPaths,
         limits: this.#config.commandLimits,
+        preparedSandboxes: this.#config.preparedSandboxes,
       });
     } catch (error) {
       await network?.close();

@@ -3,6 +3,7 @@ import type { SpawnedProcess } from '@execd/pty-utils';
 import type {
   CommandLimits,
   CommandOutput,
+  PreparedSandboxes,
   SandboxRootPins,
   SpawnedLimits,
   SpawnedNetwork,
@@ -44,6 +45,8 @@ export interface LocalSpawnRequest {
   readonly hiddenPaths?: readonly string[] | undefined;
   /** Resource limits of a sandboxed child (default: sandboxing's defaults; `false`: none). */
   readonly limits?: CommandLimits | false | undefined;
+  /** Sandboxes started ahead of their commands (see sandboxing's `PreparedSandboxes`). */
+  readonly preparedSandboxes?: PreparedSandboxes | undefined;
 }
 
 /** A launched child and the sandbox it actually runs under. */

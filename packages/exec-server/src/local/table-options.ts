@@ -2,7 +2,7 @@ import type { NetworkResolver, StartBridgeOptions } from '@execd/network-proxy';
 import { type Logger, NOOP_LOGGER } from '@execd/protocol';
 import type { EventLogLimits } from '@execd/protocol/contract';
 import type { BaseEnv } from '@execd/pty-utils';
-import type { CommandLimits, SandboxRootPins } from '@execd/sandboxing';
+import type { CommandLimits, PreparedSandboxes, SandboxRootPins } from '@execd/sandboxing';
 import { defaultSandboxDenied, defaultSpawner } from './default-spawner.ts';
 import * as limits from './limits.ts';
 import type { NetworkPolicyRequester } from './process-network.ts';
@@ -51,6 +51,12 @@ export interface LocalProcessTableOptions {
    */
   readonly commandLimits?: CommandLimits | false | undefined;
   /**
+   * Sandboxes started ahead of their commands, shared by every table of a server (sandboxing's
+   * `PreparedSandboxes`, created with `onStarted: guardSpawned`); owned and closed by whoever
+   * made it. Undefined: every sandbox starts cold.
+   */
+  readonly preparedSandboxes?: PreparedSandboxes | undefined;
+  /**
    * The pins of the sandboxes' writable roots (default: one set per table, i.e. per session,
    * pinned at first use). An environment passes its own, pinned when it was created.
    */
@@ -80,6 +86,7 @@ export interface TableConfig {
   readonly networkBridge: Omit<StartBridgeOptions, 'proxy'> | undefined;
   readonly sandboxHiddenPaths: readonly string[];
   readonly commandLimits: CommandLimits | false | undefined;
+  readonly preparedSandboxes: PreparedSandboxes | undefined;
   readonly sandboxRootPins: SandboxRootPins | undefined;
   readonly exitedRetentionMs: number;
   readonly retention: RetentionLimits;
@@ -104,6 +111,7 @@ export function resolveTableOptions(options: LocalProcessTableOptions): TableCon
     networkBridge: options.networkBridge,
     sandboxHiddenPaths: options.sandboxHiddenPaths ?? [],
     commandLimits: options.commandLimits,
+    preparedSandboxes: options.preparedSandboxes,
     sandboxRootPins: options.sandboxRootPins,
     exitedRetentionMs: options.exitedRetentionMs ?? limits.EXITED_PROCESS_RETENTION_MS,
     retention: {

@@ -281,7 +281,9 @@ describe('execd-server arguments', () => {
       help: false,
       version: false,
       requireSandbox: false,
+      prepareSandboxes: false,
     });
+    expect(parseCliArgs(['--prepare-sandboxes'])).toMatchObject({ prepareSandboxes: true });
     expect(parseCliArgs([])).toMatchObject({
       listen: undefined,
       allowedHosts: [],

@@ -1,4 +1,5 @@
 import { commandEnvFlags, withLauncher } from './launcher.ts';
+import { waiterCommand, withWaitingLauncher } from './waiter.ts';
 
 /**
  * How a `proxied` command reaches its managed network: a started bridge's `prefixArgv`
@@ -46,4 +47,26 @@ export function bwrapCommandLine(parts: BwrapCommandParts, route?: NetworkRoute)
     ...parts.command,
   ];
   return withLauncher(parts.filterPath, inner, parts.preamble);
+}
+
+/**
+ * What makes two sandboxes the same: every part of the command line but the command's
+ * environment and argv (a prepared sandbox serves a command only when its fresh plan has the
+ * same identity).
+ */
+export function sandboxIdentity(parts: BwrapCommandParts): string {
+  return JSON.stringify([parts.filterPath, parts.preamble, parts.bwrap, parts.flags]);
+}
+
+/**
+ * The command line of a sandbox prepared before its command (see `waiter.ts`):
+ * `waiting launcher -> bwrap --clearenv <flags> -- <waiter>`; never routed through a bridge.
+ */
+export function bwrapWaitingLine(
+  parts: BwrapCommandParts,
+  payloadPath: string,
+  envProgram: string,
+): string[] {
+  const inner = [parts.bwrap, '--clearenv', ...parts.flags, ...waiterCommand(envProgram)];
+  return withWaitingLauncher(parts.filterPath, payloadPath, inner, parts.preamble);
 }

@@ -27,17 +27,21 @@ export const LAUNCHER_ENV: Readonly<Record<string, string>> = Object.freeze({
  * bash, because dash cannot name an fd above 9 in a redirection.
  */
 function launcherScript(preamble: readonly string[]): string {
-  return [
-    'filter=$1; shift',
-    ...preamble,
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
-    'for fd in /proc/self/fd/*; do fd=${fd##*/}; case $fd in 0|1|2) ;; *) eval "exec $fd>&-" ;; esac; done',
-    `exec "$@" ${SECCOMP_FD}<"$filter"`,
-  ].join('\n');
+  return ['filter=$1; shift', ...preamble, FD_SWEEP_LINE, `exec "$@" ${SECCOMP_FD}<"$filter"`].join('\n');
 }
+
+/** The launcher's fd sweep: every descriptor above 2 is closed (see `launcherScript`). */
+export const FD_SWEEP_LINE =
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
+  'for fd in /proc/self/fd/*; do fd=${fd##*/}; case $fd in 0|1|2) ;; *) eval "exec $fd>&-" ;; esac; done';
 
 /** `$0` of the launcher, as seen in `ps`. */
 const LAUNCHER_LABEL = 'execd-sandbox-launcher';
+
+/** `bash --noprofile --norc -c script label args…`: how the launcher and the waiter run. */
+export function bashScriptArgv(script: string, label: string, args: readonly string[]): string[] {
+  return [launcherShell(), '--noprofile', '--norc', '-c', script, label, ...args];
+}
 
 let bash: string | undefined;
 
@@ -63,16 +67,7 @@ export function withLauncher(
   inner: readonly string[],
   preamble: readonly string[] = [],
 ): string[] {
-  return [
-    launcherShell(),
-    '--noprofile',
-    '--norc',
-    '-c',
-    launcherScript(preamble),
-    LAUNCHER_LABEL,
-    filterPath,
-    ...inner,
-  ];
+  return bashScriptArgv(launcherScript(preamble), LAUNCHER_LABEL, [filterPath, ...inner]);
 }
 
 /**

@@ -5,13 +5,14 @@ import { isNetworkDisabled, type SandboxPolicy } from '../policy.ts';
 import type { SandboxRootPins } from '../root-pins.ts';
 import { buildBwrapArgs } from './bwrap-args.ts';
 import { probeBwrap } from './bwrap-probe.ts';
-import { bwrapCommandLine, type NetworkRoute } from './command-line.ts';
+import { bwrapCommandLine, bwrapWaitingLine, type NetworkRoute, sandboxIdentity } from './command-line.ts';
 import { deniedFileDir, deniedFileSource } from './denied-file.ts';
 import { IGNORE_INTERRUPT_LINE, interruptResetEnv, withInterruptReset } from './interrupt-reset.ts';
 import { SECCOMP_FD } from './launcher.ts';
 import { locateBwrap } from './locate-bwrap.ts';
 import { seccompFilterPath } from './seccomp-fd.ts';
 import { buildSeccompFilter } from './seccomp-filter.ts';
+import type { WaiterPayload } from './waiter.ts';
 
 /** What the Linux sandbox of one command is planned from. */
 export interface LinuxSandboxRequest {
@@ -49,6 +50,34 @@ export interface LinuxSandbox {
   readonly placeholders: readonly string[];
   /** Releases the placeholders this sandbox holds (idempotent). */
   release(): Promise<void>;
+  /**
+   * The sandbox as it can be started before its command (see `waiter.ts`); undefined for a
+   * routed sandbox and under an `--argv0` override (the waiter would get it).
+   */
+  readonly waiting?: WaitingSandbox | undefined;
+}
+
+/** A sandbox's waiting form: how to start it without its command, and what to send it. */
+export interface WaitingSandbox {
+  /** Equal for two plans exactly when their command lines differ only in env and argv. */
+  readonly identity: string;
+  /** This plan's command, for a waiter of the same identity. */
+  readonly payload: WaiterPayload;
+  /** The launcher argv of a waiter of this sandbox (spawn it with `LAUNCHER_ENV`). */
+  line(payloadPath: string, envProgram: string): string[];
+}
+
+/**
+ * The environment as bubblewrap hands it to the program it runs: `PWD` set to the `--chdir`
+ * folder (else where it started), replacing a `PWD` of the command's in place or added last.
+ */
+function withBubblewrapPwd(
+  env: Readonly<Record<string, string>>,
+  flags: readonly string[],
+  cwd: string,
+): Record<string, string> {
+  const chdir = flags.indexOf('--chdir');
+  return { ...env, PWD: chdir >= 0 ? flags[chdir + 1]! : cwd };
 }
 
 function unsupported(message: string): ExecError {
@@ -138,5 +167,19 @@ export async function planLinuxSandbox(request: LinuxSandboxRequest): Promise<Li
     },
     placeholders,
     release,
+    ...(proxyRouted || flags.includes('--argv0')
+      ? {}
+      : {
+          waiting: {
+            identity: sandboxIdentity(parts),
+            payload: {
+              env: withBubblewrapPwd(request.env, flags, request.cwd),
+              command: request.command,
+              resetInterrupt: resetCommand !== undefined,
+            },
+            line: (payloadPath: string, envProgram: string) =>
+              bwrapWaitingLine(parts, payloadPath, envProgram),
+          },
+        }),
   };
 }

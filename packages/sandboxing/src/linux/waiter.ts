@@ -1,0 +1,159 @@
+import { execFile } from 'node:child_process';
+import { findTrustedExecutable } from '@execd/pty-utils';
+import { bashScriptArgv, FD_SWEEP_LINE, SECCOMP_FD } from './launcher.ts';
+
+/**
+ * A sandbox started before its command is known (see `PreparedSandboxes`): bubblewrap is set up
+ * with the next command's policy and runs a small bash waiter, fully confined, that blocks until
+ * the executor says go and then replaces itself with the command. Three descriptors connect them,
+ * none with a name a sandboxed process could open:
+ * - the payload: an unnamed file of the executor (`/proc/<executor>/fd/N`), opened read-write by
+ *   the launcher on {@link PAYLOAD_FD}; the waiter writes {@link WAITING_LINE} into it once it
+ *   runs inside the sandbox, and the executor then writes the command's environment and argv
+ *   after that line (the descriptor's offset is shared: the waiter reads from there);
+ * - the go pipe: an anonymous pipe the launcher makes on {@link GO_FD} (a here-string's pipe,
+ *   reopened read-write so it never reads EOF); bubblewrap closes its own copies, so only the
+ *   waiter holds it, and the executor opens it through `/proc/<waiter>/fd/7` to write one byte;
+ * - the seccomp filter on fd 9, as for any sandboxed command.
+ * The waiter closes 7 and 8 before it execs, so the command holds what a cold start gives it.
+ */
+export const GO_FD = 7;
+export const PAYLOAD_FD = 8;
+
+/** What the waiter writes at the start of the payload file once it runs, before it blocks. */
+export const WAITING_LINE = 'waiting\n';
+
+/** The payload's first field: a format tag the waiter checks. */
+const PAYLOAD_MAGIC = 'execd-payload-1';
+
+/** The waiter's exit code when the payload is not what it expects (never a command's doing). */
+export const WAITER_FAILED_EXIT_CODE = 125;
+
+/**
+ * The waiter, run by bash inside the sandbox with an empty environment (`$1`: the trusted `env`).
+ * It says it is waiting (see {@link WAITING_LINE}), blocks on one byte of the go pipe, reads
+ * every NUL-terminated field of the payload in one `mapfile` (buffered: the payload is a regular
+ * file), checks the frame, and execs
+ * `env -i [--default-signal=INT] -- NAME=VALUE… program args…`: `env -i` gives the command exactly
+ * its environment (bash would add `SHLVL`, `PWD` and `_`), and, in a PTY, puts SIGINT back to its
+ * default as a cold start's `env --default-signal=INT` does. Fields:
+ * magic, reset (0/1), variable count, variables…, argv…, `end`.
+ */
+const WAITER_SCRIPT = [
+  `printf '${WAITING_LINE.replace('\n', '\\n')}' >&${PAYLOAD_FD} || exit ${WAITER_FAILED_EXIT_CODE}`,
+  `IFS= read -r -n 1 -u ${GO_FD} _ || exit ${WAITER_FAILED_EXIT_CODE}`,
+  `exec ${GO_FD}<&-`,
+  `mapfile -d '' -u ${PAYLOAD_FD} -t f || exit ${WAITER_FAILED_EXIT_CODE}`,
+  `exec ${PAYLOAD_FD}<&-`,
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansions, not templates
+  'n=${#f[@]}; v=${f[2]}',
+  `[[ $n -ge 5 && \${f[0]} == ${PAYLOAD_MAGIC} && \${f[n-1]} == end && $v =~ ^(0|[1-9][0-9]*)$ ]] || exit ${WAITER_FAILED_EXIT_CODE}`,
+  `(( v + 4 < n )) || exit ${WAITER_FAILED_EXIT_CODE}`,
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansions, not templates
+  'o=(); [[ ${f[1]} == 1 ]] && o=(--default-signal=INT)',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansions, not templates
+  'exec "$1" -i "${o[@]}" -- "${f[@]:3:v}" "${f[@]:v+3:n-v-4}"',
+].join('\n');
+
+/** `$0` of the waiter, as seen in `ps` until the command replaces it. */
+const WAITER_LABEL = 'execd-sandbox-waiter';
+
+/** The waiter's argv (what bubblewrap runs instead of a command). */
+export function waiterCommand(envProgram: string): string[] {
+  return bashScriptArgv(WAITER_SCRIPT, WAITER_LABEL, [envProgram]);
+}
+
+/**
+ * The launcher script of a waiting sandbox (`$1` the filter's path, `$2` the payload file's, the
+ * rest bubblewrap's argv): the preamble and the fd sweep as for a cold start, then the go pipe on
+ * fd 7 (a here-string is a pipe from bash 5.1 on; anything else is refused), the payload file
+ * read-write on fd 8, and bubblewrap with the filter on fd 9.
+ */
+export function waitingLauncherScript(preamble: readonly string[]): string {
+  return [
+    'filter=$1; payload=$2; shift 2',
+    ...preamble,
+    FD_SWEEP_LINE,
+    `exec ${GO_FD}<<<'' || exit ${WAITER_FAILED_EXIT_CODE}`,
+    `exec ${GO_FD}<>/proc/self/fd/${GO_FD} || exit ${WAITER_FAILED_EXIT_CODE}`,
+    `[[ -p /proc/self/fd/${GO_FD} ]] || exit ${WAITER_FAILED_EXIT_CODE}`,
+    `IFS= read -r -u ${GO_FD} _`,
+    `exec ${PAYLOAD_FD}<>"$payload" || exit ${WAITER_FAILED_EXIT_CODE}`,
+    `exec "$@" ${SECCOMP_FD}<"$filter"`,
+  ].join('\n');
+}
+
+/** `$0` of the waiting launcher (the cold launcher's). */
+const WAITING_LAUNCHER_LABEL = 'execd-sandbox-launcher';
+
+/** The waiting launcher's argv around bubblewrap's (see {@link waitingLauncherScript}). */
+export function withWaitingLauncher(
+  filterPath: string,
+  payloadPath: string,
+  inner: readonly string[],
+  preamble: readonly string[],
+): string[] {
+  return bashScriptArgv(waitingLauncherScript(preamble), WAITING_LAUNCHER_LABEL, [
+    filterPath,
+    payloadPath,
+    ...inner,
+  ]);
+}
+
+/** What a waiting sandbox is told to run. */
+export interface WaiterPayload {
+  /** The command's entire environment (with the sandbox hints). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Program and arguments, as a cold start would exec them (without the interrupt reset). */
+  readonly command: readonly string[];
+  /** Put SIGINT back to its default first (a PTY command; see `interrupt-reset.ts`). */
+  readonly resetInterrupt: boolean;
+}
+
+/**
+ * The payload's bytes, or undefined when the waiter cannot carry it exactly: a NUL anywhere, a
+ * variable name that is empty or holds `=`, or a program name `env` would take for a variable.
+ */
+export function encodeWaiterPayload(payload: WaiterPayload): Buffer | undefined {
+  const program = payload.command[0];
+  if (program === undefined || program.includes('=')) return undefined;
+  const variables: string[] = [];
+  for (const [name, value] of Object.entries(payload.env)) {
+    if (name === '' || name.includes('=') || name.includes('\0') || value.includes('\0')) return undefined;
+    variables.push(`${name}=${value}`);
+  }
+  if (payload.command.some((arg) => arg.includes('\0'))) return undefined;
+  const fields = [
+    PAYLOAD_MAGIC,
+    payload.resetInterrupt ? '1' : '0',
+    String(variables.length),
+    ...variables,
+    ...payload.command,
+    'end',
+  ];
+  return Buffer.from(`${fields.join('\0')}\0`);
+}
+
+let envProbe: Promise<string | undefined> | undefined;
+
+/**
+ * The trusted `env` the waiter execs, when it does what the waiter needs: `-i`, `--`, values
+ * holding `=` or nothing, and `--default-signal` (GNU coreutils 8.31+). Undefined otherwise
+ * (sandboxes are then never prepared). Probed once per process.
+ */
+export function waiterEnvProgram(): Promise<string | undefined> {
+  envProbe ??= new Promise((resolve) => {
+    const env = findTrustedExecutable('env');
+    if (env === undefined) {
+      resolve(undefined);
+      return;
+    }
+    execFile(
+      env,
+      ['-i', '--default-signal=INT', '--', 'A=b=c', 'B=', env],
+      { timeout: 5_000 },
+      (error, stdout) => resolve(error === null && stdout === 'A=b=c\nB=\n' ? env : undefined),
+    );
+  });
+  return envProbe;
+}

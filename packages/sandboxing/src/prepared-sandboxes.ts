@@ -1,0 +1,307 @@
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
+import { type Logger, NOOP_LOGGER } from '@execd/protocol';
+import { openUnnamedFile } from './internal/unnamed-file.ts';
+import { encodeWaiterPayload, GO_FD, WAITING_LINE, waiterEnvProgram } from './linux/waiter.ts';
+import { planForWaiter, type SpawnRequest, type SpawnResult, startWaiter } from './spawn.ts';
+
+/** Options of {@link PreparedSandboxes}. */
+export interface PreparedSandboxesOptions {
+  /** How long a prepared sandbox waits for a command before it is ended (default 60 s). */
+  readonly idleMs?: number | undefined;
+  /** At most this many wait at once, one per kind of command; the oldest makes room (default 4). */
+  readonly max?: number | undefined;
+  /**
+   * Called with each sandbox as it starts waiting (e.g. to guard its process against outliving
+   * this one: exec-server's `guardSpawned`). A command later taking it reports `prepared: true`.
+   */
+  readonly onStarted?: ((result: SpawnResult) => void) | undefined;
+  readonly logger?: Logger | undefined;
+}
+
+/** A started waiter of one kind of command. */
+interface Started {
+  readonly result: SpawnResult;
+  readonly identity: string;
+  readonly launcherPreamble: readonly string[];
+  readonly payloadFd: number;
+  /** The waiter's process has closed (it died, or was ended). */
+  ended: boolean;
+}
+
+interface Waiter {
+  readonly key: string;
+  /** The request it was planned from: options compared by identity live here. */
+  readonly request: SpawnRequest;
+  readonly started: Promise<Started | undefined>;
+  idleTimer?: NodeJS.Timeout;
+}
+
+const DEFAULT_IDLE_MS = 60_000;
+const DEFAULT_MAX = 4;
+/** Waiters that die before a command takes them, in a row, before the pool stops preparing. */
+const MAX_CONSECUTIVE_DEATHS = 3;
+/** How long a command waits for a just-started sandbox's waiter to run (bubblewrap setting up). */
+const READY_TIMEOUT_MS = 2_000;
+
+/**
+ * The kind of command a waiter can serve: everything of the request its sandbox is planned
+ * from, but the program, its arguments and its environment. Undefined when the command's sandbox
+ * cannot be prepared: not bubblewrap, routed through a managed network, or an `arg0` override.
+ */
+function waiterKey(request: SpawnRequest): string | undefined {
+  const sandbox = request.sandbox;
+  if (process.platform !== 'linux' || sandbox?.type !== 'linuxSeccomp') return undefined;
+  if (request.managedNetwork !== undefined && sandbox.policy.network === 'proxied') return undefined;
+  if (request.arg0 !== undefined && request.arg0 !== request.command[0]) return undefined;
+  return JSON.stringify([
+    sandbox.policy,
+    request.cwd,
+    request.tty,
+    request.tty || request.stdinOpen,
+    request.drainTimeoutMs ?? null,
+    request.limits ?? null,
+    request.bwrapSearchPath ?? null,
+    request.hiddenPaths ?? null,
+  ]);
+}
+
+function sameOwners(a: SpawnRequest, b: SpawnRequest): boolean {
+  return a.rootPins === b.rootPins && a.resourceControl === b.resourceControl;
+}
+
+/**
+ * Sandboxes started before their commands are asked for. Starting bubblewrap (user, mount, pid,
+ * network namespaces, the mounts, `/proc`) is most of what a sandboxed command costs to start;
+ * a prepared sandbox has done all of it and waits, fully confined, in a small bash waiter for the
+ * command line (see `linux/waiter.ts`). Pass the pool as `spawnProcess`'s `preparedSandboxes`:
+ * after each bubblewrap command, one sandbox of the same kind is started to wait for the next;
+ * the next command of that kind is planned as usual (every check a cold start makes, against the
+ * disk as it is then) and takes the waiter only when the plan's command line is identical to the
+ * waiter's but for the command's environment and argv; otherwise the waiter is ended and the
+ * command starts cold. A waiter holds what its sandbox holds: its cgroup and its placeholders
+ * (the empty `.git`, `.codex`, `.agents` mount points in a workspace lacking them stay while it
+ * waits), so idle ones end after `idleMs`, and {@link close} ends them all.
+ */
+export class PreparedSandboxes {
+  readonly #idleMs: number;
+  readonly #max: number;
+  readonly #onStarted: ((result: SpawnResult) => void) | undefined;
+  readonly #logger: Logger;
+  readonly #waiters = new Map<string, Waiter>();
+  readonly #ending = new Set<Promise<void>>();
+  #deaths = 0;
+  #disabled = false;
+  #closed = false;
+
+  constructor(options: PreparedSandboxesOptions = {}) {
+    this.#idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+    this.#max = options.max ?? DEFAULT_MAX;
+    this.#onStarted = options.onStarted;
+    this.#logger = options.logger ?? NOOP_LOGGER;
+  }
+
+  /** How many sandboxes are waiting or starting. */
+  get size(): number {
+    return this.#waiters.size;
+  }
+
+  /**
+   * Runs `request` in a waiting sandbox of its kind, when there is one and the command's own plan
+   * matches it; undefined otherwise (start it cold). Throws what planning the command throws.
+   */
+  async take(request: SpawnRequest): Promise<SpawnResult | undefined> {
+    const key = this.#closed ? undefined : waiterKey(request);
+    const waiter = key === undefined ? undefined : this.#waiters.get(key);
+    if (key === undefined || waiter === undefined || !sameOwners(waiter.request, request)) return undefined;
+    this.#waiters.delete(key);
+    clearTimeout(waiter.idleTimer);
+    const started = await waiter.started;
+    if (started === undefined) return undefined;
+    let handedOver = false;
+    try {
+      const plan = await planForWaiter(request, started.launcherPreamble);
+      if (plan?.identity !== started.identity) {
+        this.#logger.debug('sandboxing: the command plans another sandbox than the prepared one', {
+          prepared: started.identity,
+          planned: plan?.identity,
+        });
+      }
+      const payload =
+        plan !== undefined && plan.identity === started.identity
+          ? encodeWaiterPayload(plan.payload)
+          : undefined;
+      if (payload === undefined || !(await this.#ready(started))) return undefined;
+      // Checked again with nothing awaited until the go: once closed, the fd number is not ours.
+      if (started.ended) return undefined;
+      const { process: child } = started.result;
+      if (child.tty && request.cols !== undefined && request.rows !== undefined)
+        child.resize(request.cols, request.rows);
+      writeAll(started.payloadFd, payload, WAITING_LINE.length);
+      handedOver = go(child.pid);
+      if (!handedOver) return undefined;
+      this.#deaths = 0;
+      return { ...started.result, prepared: true };
+    } finally {
+      if (!handedOver) this.#end(started);
+    }
+  }
+
+  /** Starts a sandbox of `request`'s kind to wait for the next such command, unless one waits. */
+  refill(request: SpawnRequest): void {
+    const key = this.#closed || this.#disabled ? undefined : waiterKey(request);
+    if (key === undefined || this.#waiters.has(key)) return;
+    if (this.#waiters.size >= this.#max) {
+      const oldest = this.#waiters.values().next().value as Waiter;
+      this.#drop(oldest);
+    }
+    const waiter: Waiter = { key, request, started: this.#start(request) };
+    this.#waiters.set(key, waiter);
+    void waiter.started.then((started) => {
+      if (started === undefined) {
+        if (this.#waiters.get(key) === waiter) this.#waiters.delete(key);
+        return;
+      }
+      if (this.#waiters.get(key) !== waiter) return;
+      waiter.idleTimer = setTimeout(() => this.#drop(waiter), this.#idleMs);
+      waiter.idleTimer.unref();
+      void started.result.process.closed.then(() => {
+        if (this.#waiters.get(key) !== waiter) return;
+        // Died while waiting: nothing of ours ended it.
+        this.#waiters.delete(key);
+        clearTimeout(waiter.idleTimer);
+        this.#deaths += 1;
+        if (this.#deaths >= MAX_CONSECUTIVE_DEATHS && !this.#disabled) {
+          this.#disabled = true;
+          this.#logger.warn('sandboxing: prepared sandboxes keep dying before use; sandboxes start cold', {
+            deaths: this.#deaths,
+          });
+        }
+      });
+    });
+  }
+
+  /**
+   * Resolves once every sandbox being prepared waits for its command (or failed to start): a
+   * command asked for then finds its sandbox ready. For benchmarks and tests.
+   */
+  async settled(): Promise<void> {
+    for (const waiter of [...this.#waiters.values()]) {
+      const started = await waiter.started;
+      if (started !== undefined) await this.#ready(started);
+    }
+  }
+
+  /** Ends every waiting sandbox and prepares no more (idempotent). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const waiter of [...this.#waiters.values()]) this.#drop(waiter);
+    while (this.#ending.size > 0) await Promise.all(this.#ending);
+  }
+
+  async #start(request: SpawnRequest): Promise<Started | undefined> {
+    const envProgram = await waiterEnvProgram();
+    if (envProgram === undefined) {
+      if (!this.#disabled)
+        this.#logger.warn('sandboxing: no GNU env for the sandbox waiter; sandboxes start cold');
+      this.#disabled = true;
+      return undefined;
+    }
+    const payloadFd = openUnnamedFile(new Uint8Array(0), 0o600);
+    let launched: Awaited<ReturnType<typeof startWaiter>>;
+    try {
+      launched = await startWaiter(
+        { ...request, preparedSandboxes: undefined },
+        { payloadPath: `/proc/${process.pid}/fd/${payloadFd}`, envProgram },
+      );
+    } catch (error) {
+      closeSync(payloadFd);
+      this.#logger.debug('sandboxing: a sandbox could not be prepared', { error });
+      return undefined;
+    }
+    const started: Started = { ...launched, payloadFd, ended: false };
+    void launched.result.process.closed.then(() => {
+      started.ended = true;
+      closeSync(payloadFd);
+    });
+    this.#onStarted?.(launched.result);
+    if (this.#closed) this.#end(started);
+    return started;
+  }
+
+  /** Waits until the waiter runs inside its sandbox (false: it died first, or never did). */
+  async #ready(started: Started): Promise<boolean> {
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    const head = Buffer.alloc(WAITING_LINE.length);
+    for (;;) {
+      if (started.ended) return false;
+      const read = readSync(started.payloadFd, head, 0, head.length, 0);
+      if (read === head.length && head.toString() === WAITING_LINE) return true;
+      if (Date.now() > deadline) return false;
+      await delay(2);
+    }
+  }
+
+  #drop(waiter: Waiter): void {
+    if (this.#waiters.get(waiter.key) === waiter) this.#waiters.delete(waiter.key);
+    clearTimeout(waiter.idleTimer);
+    const ending = waiter.started.then((started) => {
+      if (started !== undefined) this.#end(started);
+    });
+    this.#track(ending);
+  }
+
+  #end(started: Started): void {
+    this.#track(started.result.process.close());
+  }
+
+  #track(ending: Promise<void>): void {
+    const tracked = ending.catch(() => {}).finally(() => this.#ending.delete(tracked));
+    this.#ending.add(tracked);
+  }
+}
+
+/** Writes all of `bytes` at `position` of `fd`. */
+function writeAll(fd: number, bytes: Uint8Array, position: number): void {
+  let written = 0;
+  while (written < bytes.length) {
+    written += writeSync(fd, bytes, written, bytes.length - written, position + written);
+  }
+}
+
+/** The only child of `pid` (its main thread's), or undefined when it has none or several. */
+function onlyChild(pid: number): number | undefined {
+  let children: string[];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1').trim().split(' ');
+  } catch {
+    return undefined;
+  }
+  return children.length === 1 && /^\d+$/.test(children[0]!) ? Number(children[0]) : undefined;
+}
+
+/**
+ * Writes the go byte into the waiter's pipe. Only the waiter holds it (bubblewrap closes its own
+ * copies), so it is opened through `/proc/<waiter>/fd/7`, the waiter being the only child of the
+ * namespace's init, itself the only child of the outer bubblewrap (our child, `pid`). False
+ * when that is not a pipe (nothing is written then).
+ */
+function go(pid: number): boolean {
+  const init = onlyChild(pid);
+  const waiter = init === undefined ? undefined : onlyChild(init);
+  if (waiter === undefined) return false;
+  let fd: number;
+  try {
+    fd = openSync(`/proc/${waiter}/fd/${GO_FD}`, constants.O_WRONLY | constants.O_NONBLOCK);
+  } catch {
+    return false;
+  }
+  try {
+    if (!fstatSync(fd).isFIFO()) return false;
+    return writeSync(fd, 'g') === 1;
+  } catch {
+    return false;
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,366 @@
+// Sandboxes started before their commands (PreparedSandboxes): a command run in one must be
+// indistinguishable from a cold start, confined by the plan made when it was asked for, and no
+// other sandbox may reach the waiter.
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { waitFor } from '@execd/test-kit';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { PreparedSandboxes, type SpawnResult, sandboxFromContext, spawnProcess } from '../src/index.ts';
+import { childEnv, procEntries, requireBwrap, tempDir } from './helpers/index.ts';
+
+beforeAll(() => {
+  requireBwrap();
+});
+
+interface Spec {
+  readonly command: readonly string[];
+  readonly cwd: string;
+  readonly env?: Record<string, string>;
+  readonly tty?: boolean;
+  readonly stdinOpen?: boolean;
+  readonly cols?: number;
+  readonly rows?: number;
+  readonly arg0?: string;
+}
+
+function start(spec: Spec, pool: PreparedSandboxes | undefined): Promise<SpawnResult> {
+  return spawnProcess({
+    command: spec.command,
+    cwd: spec.cwd,
+    env: spec.env ?? childEnv(),
+    arg0: spec.arg0,
+    sandbox: sandboxFromContext({ profile: 'workspace-write' }, spec.cwd, { env: {} }),
+    tty: spec.tty ?? false,
+    stdinOpen: spec.stdinOpen ?? false,
+    cols: spec.cols,
+    rows: spec.rows,
+    preparedSandboxes: pool,
+  });
+}
+
+async function finish(result: SpawnResult): Promise<{ output: string; exitCode: number }> {
+  await using child = result.process;
+  const chunks: Buffer[] = [];
+  for await (const chunk of child.output()) chunks.push(Buffer.from(chunk.bytes));
+  return { output: Buffer.concat(chunks).toString(), exitCode: (await child.closed).exitCode };
+}
+
+async function run(spec: Spec, pool?: PreparedSandboxes) {
+  const result = await start(spec, pool);
+  return { ...(await finish(result)), prepared: result.prepared === true, result };
+}
+
+/** Runs `spec` once to leave a sandbox of its kind waiting, and waits until it does. */
+async function primed(spec: Spec, options: ConstructorParameters<typeof PreparedSandboxes>[0] = {}) {
+  const pool = new PreparedSandboxes(options);
+  const first = await run(spec, pool);
+  expect(first.prepared).toBe(false);
+  await pool.settled();
+  expect(pool.size).toBe(1);
+  return pool;
+}
+
+/**
+ * The waiters' bash processes, children of a bubblewrap (the launcher before it and bubblewrap
+ * name the waiter in their argv too).
+ */
+function waiterPids(): number[] {
+  const entries = procEntries();
+  const bwraps = new Set(
+    entries.filter((entry) => /^\S*bwrap /.test(entry.cmdline)).map((entry) => entry.pid),
+  );
+  return entries
+    .filter(
+      (entry) =>
+        entry.cmdline.includes('execd-sandbox-waiter') && !bwraps.has(entry.pid) && bwraps.has(entry.ppid),
+    )
+    .map((entry) => entry.pid);
+}
+
+/**
+ * What a command can see of how it was started: argv, the exact environment, cwd, descriptors,
+ * signal dispositions, privileges, limits, its place in its pid namespace and session.
+ */
+const PROBE = [
+  'printf \'%s\\0\' "$0" "$@"; printf \'\\1\'',
+  "env -0; printf '\\1'",
+  'pwd',
+  'ls /proc/self/fd | sort | tr "\\n" " "; echo',
+  'for fd in 0 1 2; do readlink /proc/$$/fd/$fd; done',
+  'grep -E "^(SigIgn|SigBlk|SigCgt|NoNewPrivs|Seccomp|CapInh|CapPrm|CapEff|CapBnd|CapAmb)" /proc/$$/status',
+  'umask; ulimit -f; ulimit -n',
+  'read -r pid comm state ppid pgrp sid rest < /proc/$$/stat; echo "$pid $ppid $pgrp $sid"',
+].join('\n');
+
+const PROBE_ARGS = ['argv zero', 'a b', `q'"$(touch pwned)\``, 'new\nline', '', 'é', '--', '-i'];
+
+const PROBE_ENV = {
+  ...childEnv(),
+  WEIRD: 'a\nb=c ',
+  EMPTY: '',
+  'DOT.NAME': 'x',
+  PWD: '/nonexistent',
+  LD_PRELOAD: '',
+};
+
+/** The probe's output with what differs between any two runs (inode and pty numbers) blanked. */
+function stable(output: string): string {
+  return output.replace(/\[\d+\]/g, '[]').replace(/\/dev\/pts\/\d+/g, '/dev/pts/N');
+}
+
+describe('a command in a prepared sandbox', () => {
+  test.each([
+    ['pipes', false],
+    ['a PTY', true],
+  ])('sees exactly what it sees started cold (%s)', async (_name, tty) => {
+    using ws = tempDir();
+    const spec: Spec = {
+      command: ['/bin/bash', '-c', PROBE, ...PROBE_ARGS],
+      cwd: ws.path,
+      env: PROBE_ENV,
+      tty,
+    };
+    const pool = await primed(spec);
+    try {
+      const cold = await run(spec);
+      const prepared = await run(spec, pool);
+      expect(prepared.prepared).toBe(true);
+      expect(cold.prepared).toBe(false);
+      expect(prepared.exitCode).toBe(0);
+      expect(stable(prepared.output)).toBe(stable(cold.output));
+      // The probe itself: argv intact, the environment exact (bubblewrap's PWD included).
+      // (A terminal turns each \n into \r\n.)
+      const [argv, env] = (tty ? cold.output.replaceAll('\r\n', '\n') : cold.output).split('\x01');
+      expect(argv).toBe(`${PROBE_ARGS.join('\0')}\0`);
+      const vars = env!.split('\0').filter((entry) => entry !== '');
+      expect(vars).toContain('WEIRD=a\nb=c ');
+      expect(vars).toContain(`PWD=${ws.path}`);
+      expect(existsSync(join(ws.path, 'pwned'))).toBe(false);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('runs in its own cgroup, with its limits', async () => {
+    using ws = tempDir();
+    const spec: Spec = { command: ['/bin/cat', '/proc/self/cgroup'], cwd: ws.path };
+    const pool = await primed(spec);
+    try {
+      const prepared = await run(spec, pool);
+      expect(prepared.prepared).toBe(true);
+      const files = prepared.result.cgroupProcsFiles ?? [];
+      for (const file of files) expect(prepared.output).toContain(`/${basename(dirname(file))}\n`);
+      expect(prepared.result.limits?.inForce).toEqual(
+        expect.objectContaining({ maxFileBytes: expect.any(Number) }),
+      );
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('reads its stdin when it is open', async () => {
+    using ws = tempDir();
+    const spec: Spec = { command: ['/bin/cat'], cwd: ws.path, stdinOpen: true };
+    const pool = new PreparedSandboxes();
+    try {
+      const first = await start(spec, pool);
+      first.process.closeStdin();
+      await finish(first);
+      await pool.settled();
+      const result = await start(spec, pool);
+      expect(result.prepared).toBe(true);
+      await result.process.write('through the waiter\n');
+      result.process.closeStdin();
+      expect(await finish(result)).toEqual({ output: 'through the waiter\n', exitCode: 0 });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('in a PTY: the asked size is set before it starts, and ^C reaches its trap', async () => {
+    using ws = tempDir();
+    const script = 'stty size; trap "echo TRAPPED; exit 7" INT; echo ready; sleep 100 & wait';
+    const spec: Spec = { command: ['/bin/bash', '-c', script], cwd: ws.path, tty: true, cols: 100, rows: 40 };
+    const pool = await primed({ ...spec, command: ['/bin/true'], cols: 80, rows: 24 });
+    try {
+      const result = await start(spec, pool);
+      expect(result.prepared).toBe(true);
+      await using child = result.process;
+      let output = '';
+      const reading = (async () => {
+        for await (const chunk of child.output()) output += Buffer.from(chunk.bytes).toString();
+      })();
+      await waitFor(() => output.includes('ready'), { what: 'the trap to be set' });
+      await child.write('\x03');
+      await reading;
+      expect(output).toContain('40 100');
+      expect(output).toContain('TRAPPED');
+      expect((await child.closed).exitCode).toBe(7);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe('a prepared sandbox is used only when the command plans the same sandbox', () => {
+  test('a repository made in the workspace after it started: the command starts cold, .git protected', async () => {
+    using ws = tempDir();
+    const spec: Spec = { command: ['/bin/true'], cwd: ws.path };
+    const pool = await primed(spec);
+    try {
+      // The waiter was planned without it: its sandbox would leave sub/.git writable.
+      const gitDir = join(ws.path, 'sub', '.git');
+      mkdirSync(gitDir, { recursive: true });
+      writeFileSync(join(gitDir, 'config'), '[core]\n');
+      const attack = await run(
+        { command: ['/bin/sh', '-c', 'echo "[core] hooksPath = /tmp" >> sub/.git/config'], cwd: ws.path },
+        pool,
+      );
+      expect(attack.prepared).toBe(false);
+      expect(attack.exitCode).not.toBe(0);
+      expect(readFileSync(join(gitDir, 'config'), 'utf8')).toBe('[core]\n');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('another working directory, an arg0 override: never served by a waiter', async () => {
+    using ws = tempDir();
+    using other = tempDir();
+    const pool = await primed({ command: ['/bin/true'], cwd: ws.path });
+    try {
+      const elsewhere = await run({ command: ['/bin/pwd'], cwd: other.path }, pool);
+      expect(elsewhere).toMatchObject({ prepared: false, output: `${other.path}\n`, exitCode: 0 });
+      await pool.settled();
+      expect(pool.size).toBe(2);
+      // bubblewrap 0.8 has no --argv0: the cold start refuses it; a waiter would have run it.
+      const renamed = run({ command: ['/bin/sh', '-c', 'echo $0'], cwd: ws.path, arg0: 'renamed' }, pool);
+      await renamed.then(
+        (result) => expect(result).toMatchObject({ prepared: false, output: 'renamed\n' }),
+        (error: unknown) => expect(String(error)).toMatch(/--argv0/),
+      );
+      expect(pool.size).toBe(2);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('a waiter that died is not used: the command starts cold', async () => {
+    using ws = tempDir();
+    const spec: Spec = { command: ['/bin/echo', 'hi'], cwd: ws.path };
+    const pool = await primed(spec);
+    try {
+      for (const pid of waiterPids()) process.kill(pid, 'SIGKILL');
+      await waitFor(() => pool.size === 0, { what: 'the dead waiter to be dropped' });
+      expect(await run(spec, pool)).toMatchObject({ prepared: false, output: 'hi\n', exitCode: 0 });
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe('nothing else reaches a waiting sandbox', () => {
+  test('a sandboxed command cannot find a waiter, its go pipe or its payload', async () => {
+    using ws = tempDir();
+    using attackerWs = tempDir();
+    const pool = await primed({ command: ['/bin/true'], cwd: ws.path });
+    try {
+      const [waiter] = waiterPids();
+      expect(waiter).toBeDefined();
+      const marker = join(attackerWs.path, 'injected');
+      // As a model could choose it: look for any waiter, write a go and a payload into every
+      // descriptor of every process it can see.
+      const script = [
+        // The pattern does not match this script's own argv (nor bubblewrap's, which holds it).
+        'for p in /proc/[0-9]*; do grep -qa "execd-sandbox-wai[t]er" "$p/cmdline" 2>/dev/null && echo FOUND "$p"; done',
+        `for f in /proc/[0-9]*/fd/*; do printf 'g' > "$f"; printf 'execd-payload-1\\0000\\0000\\000/bin/touch\\000${marker}\\000end\\000' > "$f"; done 2>/dev/null`,
+        `ls -l /proc/${waiter}/fd 2>&1 | head -3`,
+        'echo done',
+      ].join('\n');
+      const attack = await run({ command: ['/bin/bash', '-c', script], cwd: attackerWs.path });
+      expect(attack.output).not.toContain('FOUND');
+      expect(attack.output).toContain('done');
+      expect(waiterPids()).toContain(waiter);
+      const legit = await run({ command: ['/bin/echo', 'legit'], cwd: ws.path }, pool);
+      expect(legit).toMatchObject({ prepared: true, output: 'legit\n', exitCode: 0 });
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('the command in it holds neither, nor does any process it can see', async () => {
+    using ws = tempDir();
+    const spec: Spec = {
+      command: [
+        '/bin/bash',
+        '-c',
+        'ls -l /proc/[0-9]*/fd/ 2>/dev/null | grep -E "pipe|deleted|/proc/" ; echo end',
+      ],
+      cwd: ws.path,
+    };
+    const pool = await primed(spec);
+    try {
+      const result = await run(spec, pool);
+      expect(result.prepared).toBe(true);
+      // Only `ls`'s own listing of /proc/self/fd and the pipes of the command's stdio.
+      const lines = result.output.split('\n').filter((line) => line !== '' && line !== 'end');
+      expect(lines.filter((line) => /deleted/.test(line))).toEqual([]);
+      expect(lines.filter((line) => /\s[78] -> /.test(line))).toEqual([]);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe('lifetime', () => {
+  test('an idle waiter ends, and its placeholders go with it', async () => {
+    using ws = tempDir();
+    const pool = await primed({ command: ['/bin/true'], cwd: ws.path }, { idleMs: 300 });
+    try {
+      expect(readdirSync(ws.path).sort()).toEqual(['.agents', '.codex', '.git']);
+      await waitFor(() => pool.size === 0 && waiterPids().length === 0, { what: 'the idle waiter to end' });
+      await waitFor(() => readdirSync(ws.path).length === 0, { what: 'its placeholders to be removed' });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('close ends every waiter, removes their placeholders, and prepares no more', async () => {
+    using ws = tempDir();
+    using other = tempDir();
+    const pool = await primed({ command: ['/bin/true'], cwd: ws.path });
+    await run({ command: ['/bin/true'], cwd: other.path, tty: true }, pool);
+    await pool.settled();
+    expect(pool.size).toBe(2);
+    await pool.close();
+    await pool.close();
+    expect(pool.size).toBe(0);
+    expect(waiterPids()).toEqual([]);
+    await waitFor(() => readdirSync(ws.path).length === 0 && readdirSync(other.path).length === 0, {
+      what: 'the placeholders to be removed',
+    });
+    expect(await run({ command: ['/bin/echo', 'cold'], cwd: ws.path }, pool)).toMatchObject({
+      prepared: false,
+      output: 'cold\n',
+    });
+    expect(pool.size).toBe(0);
+  });
+
+  test('at most `max` wait: the oldest makes room', async () => {
+    using ws = tempDir();
+    using other = tempDir();
+    const pool = await primed({ command: ['/bin/true'], cwd: ws.path }, { max: 1 });
+    try {
+      await run({ command: ['/bin/true'], cwd: other.path }, pool);
+      await pool.settled();
+      expect(pool.size).toBe(1);
+      await waitFor(() => waiterPids().length === 1, { what: 'the oldest waiter to end' });
+      expect((await run({ command: ['/bin/true'], cwd: ws.path }, pool)).prepared).toBe(false);
+      await pool.settled();
+      expect((await run({ command: ['/bin/true'], cwd: ws.path }, pool)).prepared).toBe(true);
+    } finally {
+      await pool.close();
+    }
+  });
+});
