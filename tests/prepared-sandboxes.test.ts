@@ -1,5 +1,5 @@
-// `execd-server --prepare-sandboxes`: after a sandboxed command, the next sandbox of its kind is
-// started and waits; the next such command runs in it. Checked from outside: the waiter becomes
+// `execd-server --prepare-sandboxes`: after a sandboxed command of a kind that repeats, the next
+// sandbox of its kind is started and waits; the next such command runs in it. Checked from outside: the waiter becomes
 // the command, and nothing of a waiter outlives the server, stopped or killed.
 import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
@@ -51,7 +51,10 @@ function waiters(serverPid: number): number[] {
 describe('execd-server --prepare-sandboxes', () => {
   test('the next sandboxed command runs in the sandbox started after the last one', async () => {
     const { workspace, server, sandboxed } = await setUp(['--prepare-sandboxes']);
+    // A kind of command is prepared for once it repeats.
     expect(await collect(await sandboxed('first', ['sh', '-c', 'echo one']))).toMatchObject({ exitCode: 0 });
+    expect(waiters(server.pid)).toEqual([]);
+    expect(await collect(await sandboxed('again', ['sh', '-c', 'echo two']))).toMatchObject({ exitCode: 0 });
     await waitFor(() => waiters(server.pid).length === 1, { what: 'a sandbox to wait for the next command' });
     const [waiter] = waiters(server.pid);
     const second = await sandboxed('second', ['sleep', '607']);
@@ -79,6 +82,7 @@ describe('execd-server --prepare-sandboxes', () => {
   test('killed with SIGKILL, its waiter dies with it and the placeholders are removed', async () => {
     const { workspace, server, sandboxed } = await setUp(['--prepare-sandboxes']);
     await collect(await sandboxed('first', ['true']));
+    await collect(await sandboxed('again', ['true']));
     await waitFor(() => waiters(server.pid).length === 1, { what: 'a waiting sandbox' });
     expect(readdirSync(workspace).sort()).toEqual(['.agents', '.codex', '.git']);
     const left = descendants(server.pid).map((stat) => stat.pid);

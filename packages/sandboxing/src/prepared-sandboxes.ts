@@ -39,6 +39,8 @@ interface Waiter {
 
 const DEFAULT_IDLE_MS = 60_000;
 const DEFAULT_MAX = 4;
+/** Kinds of command remembered to tell a kind that repeats from a one-off. */
+const MAX_SEEN = 64;
 /** Waiters that die before a command takes them, in a row, before the pool stops preparing. */
 const MAX_CONSECUTIVE_DEATHS = 3;
 /** How long a command waits for a just-started sandbox's waiter to run (bubblewrap setting up). */
@@ -75,7 +77,8 @@ function sameOwners(a: SpawnRequest, b: SpawnRequest): boolean {
  * network namespaces, the mounts, `/proc`) is most of what a sandboxed command costs to start;
  * a prepared sandbox has done all of it and waits, fully confined, in a small bash waiter for the
  * command line (see `linux/waiter.ts`). Pass the pool as `spawnProcess`'s `preparedSandboxes`:
- * after each bubblewrap command, one sandbox of the same kind is started to wait for the next;
+ * after a bubblewrap command of a kind that came before (within `idleMs`), one sandbox of the
+ * same kind is started to wait for the next;
  * the next command of that kind is planned as usual (every check a cold start makes, against the
  * disk as it is then) and takes the waiter only when the plan's command line is identical to the
  * waiter's but for the command's environment and argv; otherwise the waiter is ended and the
@@ -90,6 +93,8 @@ export class PreparedSandboxes {
   readonly #logger: Logger;
   readonly #waiters = new Map<string, Waiter>();
   readonly #ending = new Set<Promise<void>>();
+  /** When each kind of command last came (oldest first), to prepare only for kinds that repeat. */
+  readonly #seen = new Map<string, number>();
   #deaths = 0;
   #disabled = false;
   #closed = false;
@@ -147,10 +152,13 @@ export class PreparedSandboxes {
     }
   }
 
-  /** Starts a sandbox of `request`'s kind to wait for the next such command, unless one waits. */
+  /**
+   * Starts a sandbox of `request`'s kind to wait for the next such command, unless one waits, or
+   * this kind did not come before within `idleMs` (a one-off kind would only cost a sandbox).
+   */
   refill(request: SpawnRequest): void {
     const key = this.#closed || this.#disabled ? undefined : waiterKey(request);
-    if (key === undefined || this.#waiters.has(key)) return;
+    if (key === undefined || !this.#repeats(key) || this.#waiters.has(key)) return;
     if (this.#waiters.size >= this.#max) {
       const oldest = this.#waiters.values().next().value as Waiter;
       this.#drop(oldest);
@@ -190,6 +198,16 @@ export class PreparedSandboxes {
       const started = await waiter.started;
       if (started !== undefined) await this.#ready(started);
     }
+  }
+
+  /** Notes that a command of this kind came now; true when one came before within `idleMs`. */
+  #repeats(key: string): boolean {
+    const now = Date.now();
+    const last = this.#seen.get(key);
+    this.#seen.delete(key);
+    this.#seen.set(key, now);
+    if (this.#seen.size > MAX_SEEN) this.#seen.delete(this.#seen.keys().next().value as string);
+    return last !== undefined && now - last <= this.#idleMs;
   }
 
   /** Ends every waiting sandbox and prepares no more (idempotent). */

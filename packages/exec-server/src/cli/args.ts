@@ -21,7 +21,7 @@ export interface ExecServerCliArgs {
   readonly version: boolean;
   /** `--require-sandbox`: probe bubblewrap at start; `/readyz` answers 503 while it does not work. */
   readonly requireSandbox: boolean;
-  /** `--prepare-sandboxes`: start each kind of sandboxed command's next sandbox ahead of it. */
+  /** `--prepare-sandboxes`: start a repeating kind of sandboxed command's next sandbox ahead of it. */
   readonly prepareSandboxes: boolean;
 }
 
@@ -52,10 +52,10 @@ Options:
   --log-level LEVEL            trace, debug, info (default), warn, error or off; logs go to stderr
   --require-sandbox            probe the sandbox (bubblewrap) at start: /readyz answers 503,
                                saying why, when sandboxed commands cannot run
-  --prepare-sandboxes          after each sandboxed command, start the next sandbox of its
-                               kind and keep it waiting (up to 60 s): the next such command
-                               starts in ~1/3 of the time; a waiting sandbox holds its
-                               workspace's empty .git/.codex/.agents mount points meanwhile
+  --prepare-sandboxes          after a sandboxed command of a kind that repeats, start the
+                               next sandbox of its kind and keep it waiting (up to 60 s): the
+                               next such command starts in ~1/3 of the time; a waiting sandbox
+                               holds its workspace's empty .git/.codex/.agents mount points
   -h, --help                   show this help
   -V, --version                print the version
 
