@@ -2,6 +2,7 @@ import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writ
 import { setTimeout as delay } from 'node:timers/promises';
 import { type Logger, NOOP_LOGGER } from '@execd/protocol';
 import { openUnnamedFile } from './internal/unnamed-file.ts';
+import { mountFingerprint } from './linux/mount-fingerprint.ts';
 import { encodeWaiterPayload, GO_FD, WAITING_LINE, waiterEnvProgram } from './linux/waiter.ts';
 import { planForWaiter, type SpawnRequest, type SpawnResult, startWaiter } from './spawn.ts';
 
@@ -23,6 +24,7 @@ export interface PreparedSandboxesOptions {
 interface Started {
   readonly result: SpawnResult;
   readonly identity: string;
+  readonly fingerprint: string;
   readonly launcherPreamble: readonly string[];
   readonly payloadFd: number;
   /** The waiter's process has closed (it died, or was ended). */
@@ -132,10 +134,11 @@ export class PreparedSandboxes {
           planned: plan?.identity,
         });
       }
-      const payload =
-        plan !== undefined && plan.identity === started.identity
-          ? encodeWaiterPayload(plan.payload)
-          : undefined;
+      const same =
+        plan !== undefined &&
+        plan.identity === started.identity &&
+        (await this.#standsWhereItWas(started, plan.mountPaths));
+      const payload = same ? encodeWaiterPayload(plan.payload) : undefined;
       if (payload === undefined || !(await this.#ready(started))) return undefined;
       // Checked again with nothing awaited until the go: once closed, the fd number is not ours.
       if (started.ended) return undefined;
@@ -245,6 +248,19 @@ export class PreparedSandboxes {
     this.#onStarted?.(launched.result);
     if (this.#closed) this.#end(started);
     return started;
+  }
+
+  /**
+   * True when every folder the waiter's mounts were made on is still the one its path names:
+   * one renamed away and replaced since (say a protected `.codex`, moved by a process of another
+   * sandbox that can write its parent) would leave the waiter's mount on the old folder and the
+   * new one unprotected. A cold start would mount the new one.
+   */
+  async #standsWhereItWas(started: Started, paths: readonly string[]): Promise<boolean> {
+    const now = await mountFingerprint(paths);
+    if (now === started.fingerprint) return true;
+    this.#logger.debug('sandboxing: a folder the prepared sandbox mounted changed since; starting cold');
+    return false;
   }
 
   /** Waits until the waiter runs inside its sandbox (false: it died first, or never did). */

@@ -22,6 +22,7 @@ import type { NetworkRoute } from './linux/command-line.ts';
 import { LAUNCHER_ENV } from './linux/launcher.ts';
 import type { WaitingSandbox } from './linux/linux-sandbox.ts';
 import { CONTAINMENT_MARKER_VARIABLE, newContainmentMarker } from './linux/marker-scan.ts';
+import { makePlaceholders, mountFingerprint } from './linux/mount-fingerprint.ts';
 import type { SandboxSelection } from './prepare.ts';
 import type { PreparedSandboxes } from './prepared-sandboxes.ts';
 import type { SandboxRootPins } from './root-pins.ts';
@@ -125,6 +126,8 @@ export interface WaiterStart {
 export interface StartedWaiter {
   readonly result: SpawnResult;
   readonly identity: string;
+  /** Its mount paths' fingerprint, taken before bubblewrap started (see `mountFingerprint`). */
+  readonly fingerprint: string;
   /** The launcher lines it was planned with (its cgroup's), for the command's plan. */
   readonly launcherPreamble: readonly string[];
 }
@@ -250,13 +253,23 @@ export async function planForWaiter(
 
 interface Launched {
   readonly result: SpawnResult;
-  /** Set for a waiter: its identity and the launcher lines it was planned with. */
-  readonly waiting?: { readonly identity: string; readonly launcherPreamble: readonly string[] };
+  /** Set for a waiter: its identity, fingerprint and the launcher lines it was planned with. */
+  readonly waiting?: {
+    readonly identity: string;
+    readonly fingerprint: string;
+    readonly launcherPreamble: readonly string[];
+  };
+}
+
+/** A waiter's launch: what `spawnPrepared` adds to a result. */
+interface WaiterFacts {
+  readonly identity?: string | undefined;
+  readonly fingerprint?: string | undefined;
 }
 
 async function launch(request: SpawnRequest, waiter: WaiterStart | undefined): Promise<Launched> {
   const setup = await commandGroup(request);
-  let result: SpawnResult & { readonly identity?: string | undefined };
+  let result: SpawnResult & WaiterFacts;
   try {
     const prepared =
       setup.marker === undefined
@@ -274,7 +287,7 @@ async function launch(request: SpawnRequest, waiter: WaiterStart | undefined): P
     marker: setup.marker,
     bubblewrap: result.sandboxType === 'linuxSeccomp',
   });
-  const { identity, ...launched } = result;
+  const { identity, fingerprint, ...launched } = result;
   return {
     result: {
       ...launched,
@@ -282,7 +295,9 @@ async function launch(request: SpawnRequest, waiter: WaiterStart | undefined): P
       ...(setup.limits === undefined ? {} : { limits: setup.limits }),
       ...(setup.group === undefined ? {} : { cgroupProcsFiles: setup.group.procsFiles }),
     },
-    ...(identity === undefined ? {} : { waiting: { identity, launcherPreamble: setup.preamble } }),
+    ...(identity === undefined || fingerprint === undefined
+      ? {}
+      : { waiting: { identity, fingerprint, launcherPreamble: setup.preamble } }),
   };
 }
 
@@ -326,7 +341,7 @@ async function spawnPrepared(
   launcherPreamble: readonly string[],
   joinCgroups: CgroupJoin | undefined,
   waiter: WaiterStart | undefined,
-): Promise<SpawnResult & { readonly identity?: string | undefined }> {
+): Promise<SpawnResult & WaiterFacts> {
   const managed = request.managedNetwork;
   // Everything that can refuse the command (unsupported, invalidParams, a missing program)
   // happens here, before a bridge is started.
@@ -336,7 +351,14 @@ async function spawnPrepared(
     proxySocketDir: managed?.proxy.socketDir,
   });
   let launched: { process: SpawnedProcess; network?: SpawnedNetwork };
+  let fingerprint: string | undefined;
   try {
+    if (waiter !== undefined && plan.waiting !== undefined) {
+      // Taken before bubblewrap mounts anything: a folder swapped after this point (a mount
+      // following a renamed folder) shows as a difference when a command comes.
+      await makePlaceholders(plan.placeholders);
+      fingerprint = await mountFingerprint(plan.waiting.mountPaths);
+    }
     launched =
       plan.proxyRouted && managed !== undefined
         ? await spawnBehindBridge(managed, request.logger, (route) =>
@@ -352,6 +374,6 @@ async function spawnPrepared(
     ...launched,
     sandboxType: plan.sandboxType,
     ...(plan.placeholders.length === 0 ? {} : { placeholders: plan.placeholders }),
-    ...(waiter === undefined ? {} : { identity: plan.waiting?.identity }),
+    ...(waiter === undefined ? {} : { identity: plan.waiting?.identity, fingerprint }),
   };
 }

@@ -1,7 +1,7 @@
 // Sandboxes started before their commands (PreparedSandboxes): a command run in one must be
 // indistinguishable from a cold start, confined by the plan made when it was asked for, and no
 // other sandbox may reach the waiter.
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { waitFor } from '@execd/test-kit';
 import { beforeAll, describe, expect, test } from 'vitest';
@@ -234,6 +234,41 @@ describe('a prepared sandbox is used only when the command plans the same sandbo
       await pool.close();
     }
   });
+
+  test.each([
+    ['an existing .codex', '.codex', true],
+    ['the placeholder of a missing .git', '.git', false],
+  ])(
+    '%s renamed away and replaced after it started: the command starts cold, the new one protected',
+    async (_name, name, exists) => {
+      using ws = tempDir();
+      const protectedDir = join(ws.path, name);
+      if (exists) {
+        mkdirSync(protectedDir);
+        writeFileSync(join(protectedDir, 'config.toml'), 'model = "x"\n');
+      }
+      const pool = await primed({ command: ['/bin/true'], cwd: ws.path });
+      try {
+        // What a process of another sandbox that can write the workspace's parent could do: the
+        // waiter's read-only mount follows the renamed folder, the new one is a plain folder.
+        renameSync(protectedDir, `${protectedDir}-old`);
+        mkdirSync(protectedDir);
+        const attack = await run(
+          {
+            command: ['/bin/sh', '-c', `mkdir ${name}/hooks && echo pwned > ${name}/hooks/pre-commit`],
+            cwd: ws.path,
+          },
+          pool,
+        );
+        expect(existsSync(join(protectedDir, 'hooks'))).toBe(false);
+        expect(attack.exitCode).not.toBe(0);
+        expect(attack.prepared).toBe(false);
+      } finally {
+        await pool.close();
+        rmSync(`${protectedDir}-old`, { recursive: true, force: true });
+      }
+    },
+  );
 
   test('another working directory, an arg0 override: never served by a waiter; once is not prepared for', async () => {
     using ws = tempDir();

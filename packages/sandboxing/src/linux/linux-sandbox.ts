@@ -10,6 +10,7 @@ import { deniedFileDir, deniedFileSource } from './denied-file.ts';
 import { IGNORE_INTERRUPT_LINE, interruptResetEnv, withInterruptReset } from './interrupt-reset.ts';
 import { SECCOMP_FD } from './launcher.ts';
 import { locateBwrap } from './locate-bwrap.ts';
+import { mountPaths } from './mount-fingerprint.ts';
 import { seccompFilterPath } from './seccomp-fd.ts';
 import { buildSeccompFilter } from './seccomp-filter.ts';
 import type { WaiterPayload } from './waiter.ts';
@@ -63,6 +64,8 @@ export interface WaitingSandbox {
   readonly identity: string;
   /** This plan's command, for a waiter of the same identity. */
   readonly payload: WaiterPayload;
+  /** The host paths its mounts are made from and on (see `mountFingerprint`). */
+  readonly mountPaths: readonly string[];
   /** The launcher argv of a waiter of this sandbox (spawn it with `LAUNCHER_ENV`). */
   line(payloadPath: string, envProgram: string): string[];
 }
@@ -172,6 +175,7 @@ export async function planLinuxSandbox(request: LinuxSandboxRequest): Promise<Li
       : {
           waiting: {
             identity: sandboxIdentity(parts),
+            mountPaths: mountPaths(flags),
             payload: {
               env: withBubblewrapPwd(request.env, flags, request.cwd),
               command: request.command,
