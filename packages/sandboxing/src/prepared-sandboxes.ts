@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type Logger, NOOP_LOGGER } from '@execd/protocol';
+import { DEFAULT_PTY_COLS, DEFAULT_PTY_ROWS } from '@execd/pty-utils';
 import { openUnnamedFile } from './internal/unnamed-file.ts';
 import { mountFingerprint } from './linux/mount-fingerprint.ts';
 import { encodeWaiterPayload, GO_FD, WAITING_LINE, waiterEnvProgram } from './linux/waiter.ts';
@@ -143,8 +144,8 @@ export class PreparedSandboxes {
       // Checked again with nothing awaited until the go: once closed, the fd number is not ours.
       if (started.ended) return undefined;
       const { process: child } = started.result;
-      if (child.tty && request.cols !== undefined && request.rows !== undefined)
-        child.resize(request.cols, request.rows);
+      // The size asked for, or a cold start's default: the waiter's is its first command's.
+      if (child.tty) child.resize(request.cols ?? DEFAULT_PTY_COLS, request.rows ?? DEFAULT_PTY_ROWS);
       writeAll(started.payloadFd, payload, WAITING_LINE.length);
       handedOver = go(child.pid);
       if (!handedOver) return undefined;

@@ -207,6 +207,10 @@ describe('a command in a prepared sandbox', () => {
       expect(output).toContain('40 100');
       expect(output).toContain('TRAPPED');
       expect((await child.closed).exitCode).toBe(7);
+      await pool.settled();
+      // Not asked for a size: a cold start's 80x24, not the size of the waiter's first command.
+      const unsized = await run({ command: ['/bin/stty', 'size'], cwd: ws.path, tty: true }, pool);
+      expect(unsized).toMatchObject({ prepared: true, output: '24 80\r\n' });
     } finally {
       await pool.close();
     }
