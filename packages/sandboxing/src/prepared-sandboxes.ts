@@ -14,10 +14,11 @@ export interface PreparedSandboxesOptions {
   /** At most this many wait at once, one per kind of command; the oldest makes room (default 4). */
   readonly max?: number | undefined;
   /**
-   * Called with each sandbox as it starts waiting (e.g. to guard its process against outliving
-   * this one: exec-server's `guardSpawned`). A command later taking it reports `prepared: true`.
+   * Called with each sandbox as it starts waiting; what it returns is kept, handed to the command
+   * that takes it (with `prepared: true`) and closed when it is ended: e.g. exec-server's
+   * `guardSpawned`, which guards the process against outliving this one until it is closed.
    */
-  readonly onStarted?: ((result: SpawnResult) => void) | undefined;
+  readonly onStarted?: ((result: SpawnResult) => SpawnResult) | undefined;
   readonly logger?: Logger | undefined;
 }
 
@@ -92,7 +93,7 @@ function sameOwners(a: SpawnRequest, b: SpawnRequest): boolean {
 export class PreparedSandboxes {
   readonly #idleMs: number;
   readonly #max: number;
-  readonly #onStarted: ((result: SpawnResult) => void) | undefined;
+  readonly #onStarted: ((result: SpawnResult) => SpawnResult) | undefined;
   readonly #logger: Logger;
   readonly #waiters = new Map<string, Waiter>();
   readonly #ending = new Set<Promise<void>>();
@@ -241,12 +242,12 @@ export class PreparedSandboxes {
       this.#logger.debug('sandboxing: a sandbox could not be prepared', { error });
       return undefined;
     }
-    const started: Started = { ...launched, payloadFd, ended: false };
-    void launched.result.process.closed.then(() => {
+    const result = this.#onStarted?.(launched.result) ?? launched.result;
+    const started: Started = { ...launched, result, payloadFd, ended: false };
+    void result.process.closed.then(() => {
       started.ended = true;
       closeSync(payloadFd);
     });
-    this.#onStarted?.(launched.result);
     if (this.#closed) this.#end(started);
     return started;
   }

@@ -397,6 +397,41 @@ describe('lifetime', () => {
     expect(pool.size).toBe(0);
   });
 
+  test('what onStarted returns is what a command gets and what is closed', async () => {
+    using ws = tempDir();
+    const closes: number[] = [];
+    const wrapped = new Set<unknown>();
+    const pool = await primed(
+      { command: ['/bin/true'], cwd: ws.path },
+      {
+        onStarted: (result) => {
+          const process = {
+            ...result.process,
+            close: async () => {
+              closes.push(result.process.pid);
+              await result.process.close();
+            },
+          };
+          wrapped.add(process);
+          return { ...result, process };
+        },
+      },
+    );
+    try {
+      const taken = await start({ command: ['/bin/echo', 'hi'], cwd: ws.path }, pool);
+      expect(taken.prepared).toBe(true);
+      expect(wrapped.has(taken.process)).toBe(true);
+      await taken.process.close();
+      await pool.settled();
+      expect(pool.size).toBe(1);
+    } finally {
+      await pool.close();
+    }
+    // The taken one closed by its owner, the one prepared after it by the pool.
+    expect(closes).toHaveLength(2);
+    expect(wrapped.size).toBe(2);
+  });
+
   test('at most `max` wait: the oldest makes room', async () => {
     using ws = tempDir();
     using other = tempDir();
