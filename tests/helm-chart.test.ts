@@ -110,6 +110,7 @@ describe('Helm chart', () => {
         server: {
           allowedHosts: ['execd.example'],
           requireSandbox: false,
+          prepareSandboxes: true,
           extraArgs: ['--concurrent-requests', '8'],
         },
         networkPolicy: {
@@ -129,6 +130,7 @@ describe('Helm chart', () => {
     const container = deployment.spec!.template.spec!.containers[0]!;
     expect(container.image).toBe('registry.example/execd:1.2.3');
     expect(container.args).not.toContain('--require-sandbox');
+    expect(container.args).toContain('--prepare-sandboxes');
     expect(container.args!.slice(-2)).toEqual(['--concurrent-requests', '8']);
     expect(container.args![container.args!.indexOf('--allowed-host') + 1]).toBe('execd.example');
     expect(container.securityContext?.seccompProfile).toEqual({
