@@ -140,8 +140,18 @@ export class PreparedSandboxes {
         plan !== undefined &&
         plan.identity === started.identity &&
         (await this.#standsWhereItWas(started, plan.mountPaths));
-      const payload = same ? encodeWaiterPayload(plan.payload) : undefined;
-      if (payload === undefined || !(await this.#ready(started))) return undefined;
+      if (!same) return undefined;
+      const payload = encodeWaiterPayload(plan.payload);
+      if (payload === undefined) {
+        this.#logger.debug(
+          'sandboxing: the command cannot be handed to a waiter (a NUL, a variable name with =, or = in the program name); starting cold',
+        );
+        return undefined;
+      }
+      if (!(await this.#ready(started))) {
+        this.#logger.debug('sandboxing: the prepared sandbox died or never got ready; starting cold');
+        return undefined;
+      }
       // Checked again with nothing awaited until the go: once closed, the fd number is not ours.
       if (started.ended) return undefined;
       const { process: child } = started.result;
@@ -149,7 +159,10 @@ export class PreparedSandboxes {
       if (child.tty) child.resize(request.cols ?? DEFAULT_PTY_COLS, request.rows ?? DEFAULT_PTY_ROWS);
       writeAll(started.payloadFd, payload, WAITING_LINE.length);
       handedOver = go(child.pid);
-      if (!handedOver) return undefined;
+      if (!handedOver) {
+        this.#logger.debug('sandboxing: the prepared sandbox could not be told to go; starting cold');
+        return undefined;
+      }
       this.#deaths = 0;
       return { ...started.result, prepared: true };
     } finally {

@@ -1,8 +1,10 @@
 // A local environment pins its writable roots when it is created, and runs sandboxed commands
 // under resource limits whose hit the model reads in the result. Real bubblewrap, real attacks,
 // checked from the host.
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { waitFor } from '@execd/test-kit';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Environment, UnifiedExecProcessManager, UnifiedExecTools } from '../src/index.ts';
 
@@ -41,6 +43,64 @@ describe.skipIf(process.platform !== 'linux' || process.getuid?.() !== 0)('local
     );
     expect(result.text).toMatch(/now resolves to/);
     expect(await readdir(victim)).toEqual([]);
+  });
+
+  /** The bash waiters of prepared sandboxes in this process's tree (children of a bubblewrap). */
+  function waiters(): number[] {
+    const line = (pid: string) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'latin1').replaceAll('\0', ' ');
+      } catch {
+        return '';
+      }
+    };
+    const parent = (pid: string) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+        return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]!;
+      } catch {
+        return '';
+      }
+    };
+    return readdirSync('/proc')
+      .filter((pid) => /^\d+$/.test(pid))
+      .filter((pid) => line(pid).includes('execd-sandbox-waiter') && !/^\S*bwrap /.test(line(pid)))
+      .filter((pid) => /^\S*bwrap /.test(line(parent(pid))))
+      .map(Number);
+  }
+
+  test('prepareSandboxes: a repeating kind of command runs in a sandbox started ahead; close ends it', async () => {
+    const ws = join(base, 'prepared');
+    await mkdir(ws);
+    const environment = Environment.local({
+      cwd: ws,
+      permissionProfile: 'workspace-write',
+      prepareSandboxes: true,
+    });
+    try {
+      const { manager, tools: t } = await tools(environment);
+      await using _ = manager;
+      for (const n of [1, 2]) {
+        const result = await t.call('exec_command', JSON.stringify({ cmd: `echo run${n}`, login: false }));
+        expect(result.text).toContain(`run${n}`);
+      }
+      await environment.preparedSandboxes!.settled();
+      const [waiter] = waiters();
+      expect(waiter).toBeDefined();
+      const third = await t.call(
+        'exec_command',
+        JSON.stringify({ cmd: 'exec sleep 607', login: false, yield_time_ms: 250 }),
+      );
+      expect(third.text).toMatch(/Process running with session ID/);
+      // The waiter became the command (`bash -c 'exec sleep 607'` then sleep).
+      await waitFor(() => readFileSync(`/proc/${waiter}/cmdline`, 'latin1') === 'sleep\u0000607\u0000', {
+        what: 'the waiter to become the command',
+      });
+    } finally {
+      await environment.close();
+    }
+    expect(waiters()).toEqual([]);
+    await waitFor(async () => (await readdir(ws)).length === 0, { what: 'the placeholders to go' });
   });
 
   test('a command over its process limit says so in the tool result', async () => {

@@ -52,6 +52,11 @@ describe('parseCliArgs', () => {
     );
     expect(parse('mcp').shellSnapshot).toBe(true);
     expect(parse('mcp', '--no-shell-snapshot').shellSnapshot).toBe(false);
+    expect(parse('mcp').prepareSandboxes).toBe(false);
+    expect(parse('mcp', '--prepare-sandboxes').prepareSandboxes).toBe(true);
+    expect(() => parse('mcp', '--prepare-sandboxes', '--remote', 'ws://127.0.0.1:1')).toThrow(
+      /--prepare-sandboxes/,
+    );
   });
 });
 

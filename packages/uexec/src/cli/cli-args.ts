@@ -25,6 +25,8 @@ export interface CliOptions {
   readonly timeoutSeconds: number | undefined;
   /** Restore a snapshot of the login shell for `-lc` commands (default on). */
   readonly shellSnapshot: boolean;
+  /** Local only: start the next sandbox of a repeating kind of command ahead (default off). */
+  readonly prepareSandboxes: boolean;
 }
 
 /** A command line that cannot be run (the message says why). */
@@ -53,6 +55,7 @@ const OPTIONS = {
   timeout: { type: 'string' },
   'shell-snapshot': { type: 'boolean' },
   'no-shell-snapshot': { type: 'boolean' },
+  'prepare-sandboxes': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'V' },
 } as const;
@@ -161,6 +164,11 @@ export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv = p
   if (remote !== undefined && !/^wss?:\/\//.test(remote)) {
     throw new UsageError(`--remote must be a ws:// or wss:// URL (got ${JSON.stringify(remote)})`);
   }
+  if (remote !== undefined && values['prepare-sandboxes'] === true) {
+    throw new UsageError(
+      '--prepare-sandboxes is for this machine; with --remote the server decides (execd-server --prepare-sandboxes)',
+    );
+  }
   const timeoutSeconds = nonNegative('timeout', values.timeout, false);
   if (timeoutSeconds === 0) throw new UsageError('--timeout must be more than 0 seconds');
   return {
@@ -177,5 +185,6 @@ export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv = p
     yieldTimeMs: nonNegative('yield-time-ms', values['yield-time-ms'], true),
     timeoutSeconds,
     shellSnapshot: values['no-shell-snapshot'] !== true,
+    prepareSandboxes: values['prepare-sandboxes'] === true,
   };
 }

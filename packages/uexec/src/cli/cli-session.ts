@@ -27,6 +27,7 @@ export async function openCliSession(options: CliOptions, approver: Approver): P
           cwd: options.cwd === undefined ? process.cwd() : resolve(options.cwd),
           permissionProfile: options.sandbox,
           shellSnapshot: options.shellSnapshot,
+          prepareSandboxes: options.prepareSandboxes,
           logger,
         })
       : await Environment.connect({

@@ -16,6 +16,8 @@ const COMMON_OPTIONS = `Options:
   --cwd DIR                  the workspace and working directory (default: the current folder;
                              / and your home folder are refused under workspace-write)
   --no-shell-snapshot        do not restore a snapshot of your login shell for commands
+  --prepare-sandboxes        after a sandboxed command of a kind that repeats, start the next
+                             sandbox of its kind ahead (~1/3 of the start time; not --remote)
   --remote ws://HOST:PORT    run commands on an execd-server instead of this machine
   --token TOKEN              bearer token for --remote (default: $EXECD_AUTH_TOKEN)
   -h, --help                 show help

@@ -4,10 +4,10 @@ import {
   RemoteBackend,
   RemoteFileSystem,
 } from '@execd/exec-client';
-import { LocalBackend, type LocalBackendOptions, LocalFileSystem } from '@execd/exec-server';
+import { guardSpawned, LocalBackend, type LocalBackendOptions, LocalFileSystem } from '@execd/exec-server';
 import type { EnvironmentInfo, EnvironmentStatus, Logger } from '@execd/protocol';
 import type { ExecBackend, ExecFileSystem } from '@execd/protocol/contract';
-import { type CommandLimits, SandboxRootPins } from '@execd/sandboxing';
+import { type CommandLimits, PreparedSandboxes, SandboxRootPins } from '@execd/sandboxing';
 import {
   type EnvironmentSettings,
   type EnvironmentSettingsOptions,
@@ -32,6 +32,13 @@ export interface LocalEnvironmentOptions extends EnvironmentSettingsOptions {
    * `execd: …` line saying which.
    */
   readonly commandLimits?: CommandLimits | false | undefined;
+  /**
+   * Start, after a sandboxed command of a kind that repeats, the next sandbox of its kind ahead
+   * (sandboxing's `PreparedSandboxes`, owned and closed by the environment): the next such
+   * command starts in about a third of the time. Default false: a waiting sandbox keeps the
+   * workspace's empty `.git`/`.codex`/`.agents` mount points while it waits (up to 60 s).
+   */
+  readonly prepareSandboxes?: boolean | undefined;
   /** Options of the in-process backend (retention, spawner, …). */
   readonly backendOptions?: LocalBackendOptions | undefined;
   /** Use this backend (owned from now on) instead of creating one. */
@@ -60,6 +67,7 @@ interface EnvironmentParts {
   readonly info?: EnvironmentInfo | undefined;
   readonly rootPins?: SandboxRootPins | undefined;
   readonly commandLimits?: CommandLimits | false | undefined;
+  readonly preparedSandboxes?: PreparedSandboxes | undefined;
   readonly fs?: ExecFileSystem | undefined;
 }
 
@@ -87,6 +95,8 @@ export class Environment implements AsyncDisposable {
   readonly rootPins: SandboxRootPins | undefined;
   /** Local only: the resource limits of sandboxed commands (undefined: the defaults). */
   readonly commandLimits: CommandLimits | false | undefined;
+  /** Local only, with `prepareSandboxes`: the sandboxes started ahead (closed with the environment). */
+  readonly preparedSandboxes: PreparedSandboxes | undefined;
   /**
    * The executor's filesystem (what `apply_patch`, AGENTS.md discovery and `view_image` use):
    * this host's for a local environment, the exec-server's `fs/*` methods for a remote one.
@@ -102,6 +112,7 @@ export class Environment implements AsyncDisposable {
     this.settings = parts.settings;
     this.rootPins = parts.rootPins;
     this.commandLimits = parts.commandLimits;
+    this.preparedSandboxes = parts.preparedSandboxes;
     this.fs =
       parts.fs ??
       (parts.backend instanceof RemoteBackend
@@ -118,12 +129,17 @@ export class Environment implements AsyncDisposable {
     const rootPins = new SandboxRootPins();
     // Pinned now, not at the first command: a folder on a root's path may be swapped before then.
     rootPins.pinNow(settings.workspaceRoots ?? [settings.cwd]);
+    // Guarded like every command from their start (the orphan watchdog), closed with the backend.
+    const preparedSandboxes = options.prepareSandboxes
+      ? new PreparedSandboxes({ onStarted: guardSpawned, logger: options.logger })
+      : undefined;
     const backend =
       options.backend ??
       new LocalBackend({
         ...(options.logger === undefined ? {} : { logger: options.logger }),
         ...(options.commandLimits === undefined ? {} : { commandLimits: options.commandLimits }),
         sandboxRootPins: rootPins,
+        ...(preparedSandboxes === undefined ? {} : { preparedSandboxes }),
         ...options.backendOptions,
       });
     return new Environment({
@@ -133,6 +149,7 @@ export class Environment implements AsyncDisposable {
       settings,
       rootPins,
       commandLimits: options.commandLimits,
+      preparedSandboxes,
     });
   }
 
@@ -193,9 +210,12 @@ export class Environment implements AsyncDisposable {
     return this.client?.environmentStatus() ?? { status: 'ready' };
   }
 
-  /** Terminates the processes started here and releases the backend. Idempotent. */
+  /** Terminates the processes started here, ends any prepared sandbox, releases the backend. Idempotent. */
   close(): Promise<void> {
-    this.#closing ??= this.backend.close();
+    this.#closing ??= (async () => {
+      await this.backend.close();
+      await this.preparedSandboxes?.close();
+    })();
     return this.#closing;
   }
 

@@ -283,6 +283,7 @@ export async function launchAttempt(
       logger: request.logger,
       rootPins: environment.rootPins,
       ...(environment.commandLimits === undefined ? {} : { limits: environment.commandLimits }),
+      preparedSandboxes: environment.preparedSandboxes,
     });
   } catch (error) {
     throw UnifiedExecError.createProcess(error instanceof Error ? error.message : String(error), error);
@@ -293,5 +294,9 @@ export async function launchAttempt(
   });
   // As the exec-server backend's: a command must not outlive this process if it is killed
   // without cleaning up (the original's children get a parent-death signal).
-  return UnifiedExecProcess.start(new LocalSpawnDriver(guardSpawned(spawned)), options);
+  // (A prepared sandbox's was guarded when it started: see `Environment.local`.)
+  return UnifiedExecProcess.start(
+    new LocalSpawnDriver(spawned.prepared ? spawned : guardSpawned(spawned)),
+    options,
+  );
 }
