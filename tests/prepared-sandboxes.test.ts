@@ -2,7 +2,7 @@
 // sandbox of its kind is started and waits; the next such command runs in it. Checked from outside: the waiter becomes
 // the command, and nothing of a waiter outlives the server, stopped or killed.
 import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ExecServerClient } from '@execd/exec-client';
 import { cmdline, descendants, isProcessRunning, waitFor } from '@execd/test-kit';
@@ -17,7 +17,9 @@ afterEach(async () => {
 });
 
 async function setUp(args: readonly string[]) {
-  const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'execd-prepared-')));
+  // Outside /tmp, and /tmp not writable: other test files' workspaces coming and going under a
+  // writable /tmp are part of every plan, and would make a command start cold now and then.
+  const workspace = realpathSync(mkdtempSync(join('/var/tmp', 'execd-prepared-')));
   cleanups.push(async () => rmSync(workspace, { recursive: true, force: true }));
   const server = await CliServer.start({ args });
   cleanups.push(() => server.kill('SIGKILL'));
@@ -30,7 +32,12 @@ async function setUp(args: readonly string[]) {
         argv,
         cwd: workspace,
         env: childEnv(),
-        sandbox: { profile: 'workspace-write', network: 'off' },
+        sandbox: {
+          profile: 'workspace-write',
+          network: 'off',
+          excludeSlashTmp: true,
+          excludeTmpdirEnvVar: true,
+        },
       }),
     );
   return { workspace, server, client, sandboxed };

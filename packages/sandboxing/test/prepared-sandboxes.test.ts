@@ -23,13 +23,26 @@ interface Spec {
   readonly arg0?: string;
 }
 
+/**
+ * workspace-write on the workspace alone, in a folder outside /tmp: other test files make and
+ * remove workspaces under /tmp all the time, and a writable /tmp's contents are part of every plan
+ * (its repositories and placeholders are masked), so a waiter's plan would often differ from its
+ * command's and the command start cold (correctly, but not what these tests look at).
+ */
+const CONTEXT = { profile: 'workspace-write', excludeSlashTmp: true, excludeTmpdirEnvVar: true } as const;
+
+/** A workspace for these tests (see {@link CONTEXT}). */
+function workspace(): ReturnType<typeof tempDir> {
+  return tempDir('execd-prepared-', '/var/tmp');
+}
+
 function start(spec: Spec, pool: PreparedSandboxes | undefined): Promise<SpawnResult> {
   return spawnProcess({
     command: spec.command,
     cwd: spec.cwd,
     env: spec.env ?? childEnv(),
     arg0: spec.arg0,
-    sandbox: sandboxFromContext({ profile: 'workspace-write' }, spec.cwd, { env: {} }),
+    sandbox: sandboxFromContext(CONTEXT, spec.cwd, { env: {} }),
     tty: spec.tty ?? false,
     stdinOpen: spec.stdinOpen ?? false,
     cols: spec.cols,
@@ -122,7 +135,7 @@ describe('a command in a prepared sandbox', () => {
     ['pipes', false],
     ['a PTY', true],
   ])('sees exactly what it sees started cold (%s)', async (_name, tty) => {
-    using ws = tempDir();
+    using ws = workspace();
     const spec: Spec = {
       command: ['/bin/bash', '-c', PROBE, ...PROBE_ARGS],
       cwd: ws.path,
@@ -151,7 +164,7 @@ describe('a command in a prepared sandbox', () => {
   });
 
   test('runs in its own cgroup, with its limits', async () => {
-    using ws = tempDir();
+    using ws = workspace();
     const spec: Spec = { command: ['/bin/cat', '/proc/self/cgroup'], cwd: ws.path };
     const pool = await primed(spec);
     try {
@@ -168,7 +181,7 @@ describe('a command in a prepared sandbox', () => {
   });
 
   test('reads its stdin when it is open', async () => {
-    using ws = tempDir();
+    using ws = workspace();
     const spec: Spec = { command: ['/bin/cat'], cwd: ws.path, stdinOpen: true };
     const pool = new PreparedSandboxes();
     try {
@@ -189,7 +202,7 @@ describe('a command in a prepared sandbox', () => {
   });
 
   test('in a PTY: the asked size is set before it starts, and ^C reaches its trap', async () => {
-    using ws = tempDir();
+    using ws = workspace();
     const script = 'stty size; trap "echo TRAPPED; exit 7" INT; echo ready; sleep 100 & wait';
     const spec: Spec = { command: ['/bin/bash', '-c', script], cwd: ws.path, tty: true, cols: 100, rows: 40 };
     const pool = await primed({ ...spec, command: ['/bin/true'], cols: 80, rows: 24 });
@@ -219,7 +232,7 @@ describe('a command in a prepared sandbox', () => {
 
 describe('a prepared sandbox is used only when the command plans the same sandbox', () => {
   test('a repository made in the workspace after it started: the command starts cold, .git protected', async () => {
-    using ws = tempDir();
+    using ws = workspace();
     const spec: Spec = { command: ['/bin/true'], cwd: ws.path };
     const pool = await primed(spec);
     try {
@@ -245,7 +258,7 @@ describe('a prepared sandbox is used only when the command plans the same sandbo
   ])(
     '%s renamed away and replaced after it started: the command starts cold, the new one protected',
     async (_name, name, exists) => {
-      using ws = tempDir();
+      using ws = workspace();
       const protectedDir = join(ws.path, name);
       if (exists) {
         mkdirSync(protectedDir);
@@ -275,8 +288,8 @@ describe('a prepared sandbox is used only when the command plans the same sandbo
   );
 
   test('another working directory, an arg0 override: never served by a waiter; once is not prepared for', async () => {
-    using ws = tempDir();
-    using other = tempDir();
+    using ws = workspace();
+    using other = workspace();
     const pool = await primed({ command: ['/bin/true'], cwd: ws.path });
     try {
       const elsewhere = await run({ command: ['/bin/pwd'], cwd: other.path }, pool);
@@ -297,7 +310,7 @@ describe('a prepared sandbox is used only when the command plans the same sandbo
   });
 
   test('a waiter that died is not used: the command starts cold', async () => {
-    using ws = tempDir();
+    using ws = workspace();
     const spec: Spec = { command: ['/bin/echo', 'hi'], cwd: ws.path };
     const pool = await primed(spec);
     try {
@@ -310,10 +323,45 @@ describe('a prepared sandbox is used only when the command plans the same sandbo
   });
 });
 
+describe('many commands at once', () => {
+  test('commands of one kind started together: each runs once, in a waiter or cold, and says so', async () => {
+    using ws = workspace();
+    const pool = await primed({ command: ['/bin/true'], cwd: ws.path });
+    try {
+      let prepared = 0;
+      for (let round = 0; round < 3; round++) {
+        const runs = await Promise.all(
+          Array.from({ length: 6 }, (_, i) =>
+            run(
+              {
+                command: ['/bin/sh', '-c', `echo "r${round}-${i}"; cat /proc/self/cgroup | wc -l`],
+                cwd: ws.path,
+              },
+              pool,
+            ),
+          ),
+        );
+        for (const [i, result] of runs.entries()) {
+          expect(result.exitCode).toBe(0);
+          expect(result.output).toMatch(new RegExp(`^r${round}-${i}\\n[0-9]+\\n$`));
+        }
+        prepared += runs.filter((result) => result.prepared).length;
+        // One waiter per kind, whatever came at once.
+        await pool.settled();
+        expect(pool.size).toBe(1);
+      }
+      expect(prepared).toBeGreaterThanOrEqual(3);
+    } finally {
+      await pool.close();
+    }
+    expect(waiterPids()).toEqual([]);
+  });
+});
+
 describe('nothing else reaches a waiting sandbox', () => {
   test('a sandboxed command cannot find a waiter, its go pipe or its payload', async () => {
-    using ws = tempDir();
-    using attackerWs = tempDir();
+    using ws = workspace();
+    using attackerWs = workspace();
     const pool = await primed({ command: ['/bin/true'], cwd: ws.path });
     try {
       const [waiter] = waiterPids();
@@ -341,7 +389,7 @@ describe('nothing else reaches a waiting sandbox', () => {
   });
 
   test('the command in it holds neither, nor does any process it can see', async () => {
-    using ws = tempDir();
+    using ws = workspace();
     const spec: Spec = {
       command: [
         '/bin/bash',
@@ -366,7 +414,7 @@ describe('nothing else reaches a waiting sandbox', () => {
 
 describe('lifetime', () => {
   test('an idle waiter ends, and its placeholders go with it', async () => {
-    using ws = tempDir();
+    using ws = workspace();
     const pool = await primed({ command: ['/bin/true'], cwd: ws.path }, { idleMs: 300 });
     try {
       expect(readdirSync(ws.path).sort()).toEqual(['.agents', '.codex', '.git']);
@@ -378,8 +426,8 @@ describe('lifetime', () => {
   });
 
   test('close ends every waiter, removes their placeholders, and prepares no more', async () => {
-    using ws = tempDir();
-    using other = tempDir();
+    using ws = workspace();
+    using other = workspace();
     const pool = await primed({ command: ['/bin/true'], cwd: ws.path });
     await prime(pool, { command: ['/bin/true'], cwd: other.path, tty: true });
     expect(pool.size).toBe(2);
@@ -398,7 +446,7 @@ describe('lifetime', () => {
   });
 
   test('what onStarted returns is what a command gets and what is closed', async () => {
-    using ws = tempDir();
+    using ws = workspace();
     const closes: number[] = [];
     const wrapped = new Set<unknown>();
     const pool = await primed(
@@ -433,8 +481,8 @@ describe('lifetime', () => {
   });
 
   test('at most `max` wait: the oldest makes room', async () => {
-    using ws = tempDir();
-    using other = tempDir();
+    using ws = workspace();
+    using other = workspace();
     const pool = await primed({ command: ['/bin/true'], cwd: ws.path }, { max: 1 });
     try {
       await prime(pool, { command: ['/bin/true'], cwd: other.path });
