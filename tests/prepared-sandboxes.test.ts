@@ -77,6 +77,12 @@ describe('execd-server --prepare-sandboxes', () => {
     expect(third.exitCode).not.toBe(0);
     expect(existsSync(outside)).toBe(false);
 
+    // /metrics says how commands started (first, again: cold; second, third: prepared).
+    const metrics = await (await fetch(`${server.httpUrl}/metrics`)).text();
+    expect(metrics).toContain('execd_prepared_sandbox_commands_total{start="prepared"} 2');
+    expect(metrics).toContain('execd_prepared_sandbox_commands_total{start="cold"} 2');
+    expect(metrics).toContain('execd_prepared_sandboxes 1');
+
     // Stopped, the server ends its waiters and their placeholders go.
     await waitFor(() => waiters(server.pid).length === 1, { what: 'the next waiter' });
     const left = descendants(server.pid).map((stat) => stat.pid);

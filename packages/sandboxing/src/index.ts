@@ -100,7 +100,12 @@ export {
   type SandboxSelection,
   sandboxFromContext,
 } from './prepare.ts';
-export { PreparedSandboxes, type PreparedSandboxesOptions } from './prepared-sandboxes.ts';
+export {
+  PreparedSandboxes,
+  type PreparedSandboxesOptions,
+  type PreparedSandboxStats,
+  type WaiterEnd,
+} from './prepared-sandboxes.ts';
 export { DEFAULT_ROOT_PINS, SandboxRootPins } from './root-pins.ts';
 export { NETWORK_DISABLED_ENV_VAR, SEATBELT_ENV_VAR } from './sandbox-plan.ts';
 export { platformSandbox, policyNeedsSandbox, type SelectSandboxOptions, selectSandbox } from './select.ts';

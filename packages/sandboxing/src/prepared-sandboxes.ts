@@ -22,6 +22,27 @@ export interface PreparedSandboxesOptions {
   readonly logger?: Logger | undefined;
 }
 
+/** Why a waiter ended without a command. */
+export type WaiterEnd = 'unusable' | 'died' | 'idle' | 'evicted' | 'closed';
+
+/** What a {@link PreparedSandboxes} did since it was made (for metrics). */
+export interface PreparedSandboxStats {
+  /** Sandboxes waiting or starting now. */
+  readonly waiting: number;
+  /** Sandboxes started to wait. */
+  readonly started: number;
+  /**
+   * Commands of a kind that can be prepared for, by how they started: in a waiter, or cold (none
+   * of their kind was there, or it could not serve them).
+   */
+  readonly commands: { readonly prepared: number; readonly cold: number };
+  /**
+   * Waiters ended without a command: `unusable` (the command's plan or a folder differed, or it
+   * could not be handed over), `died`, `idle` (`idleMs` passed), `evicted` (`max`), `closed`.
+   */
+  readonly ended: Readonly<Record<WaiterEnd, number>>;
+}
+
 /** A started waiter of one kind of command. */
 interface Started {
   readonly result: SpawnResult;
@@ -100,6 +121,9 @@ export class PreparedSandboxes {
   /** When each kind of command last came (oldest first), to prepare only for kinds that repeat. */
   readonly #seen = new Map<string, number>();
   #deaths = 0;
+  #startedCount = 0;
+  readonly #commands = { prepared: 0, cold: 0 };
+  readonly #ended: Record<WaiterEnd, number> = { unusable: 0, died: 0, idle: 0, evicted: 0, closed: 0 };
   #disabled = false;
   #closed = false;
 
@@ -115,14 +139,31 @@ export class PreparedSandboxes {
     return this.#waiters.size;
   }
 
+  /** What this pool did since it was made. */
+  stats(): PreparedSandboxStats {
+    return {
+      waiting: this.#waiters.size,
+      started: this.#startedCount,
+      commands: { ...this.#commands },
+      ended: { ...this.#ended },
+    };
+  }
+
   /**
    * Runs `request` in a waiting sandbox of its kind, when there is one and the command's own plan
    * matches it; undefined otherwise (start it cold). Throws what planning the command throws.
    */
   async take(request: SpawnRequest): Promise<SpawnResult | undefined> {
     const key = this.#closed ? undefined : waiterKey(request);
-    const waiter = key === undefined ? undefined : this.#waiters.get(key);
-    if (key === undefined || waiter === undefined || !sameOwners(waiter.request, request)) return undefined;
+    if (key === undefined) return undefined;
+    const taken = await this.#take(key, request);
+    this.#commands[taken === undefined ? 'cold' : 'prepared'] += 1;
+    return taken;
+  }
+
+  async #take(key: string, request: SpawnRequest): Promise<SpawnResult | undefined> {
+    const waiter = this.#waiters.get(key);
+    if (waiter === undefined || !sameOwners(waiter.request, request)) return undefined;
     this.#waiters.delete(key);
     clearTimeout(waiter.idleTimer);
     const started = await waiter.started;
@@ -166,7 +207,7 @@ export class PreparedSandboxes {
       this.#deaths = 0;
       return { ...started.result, prepared: true };
     } finally {
-      if (!handedOver) this.#end(started);
+      if (!handedOver) this.#end(started, 'unusable');
     }
   }
 
@@ -179,7 +220,7 @@ export class PreparedSandboxes {
     if (key === undefined || !this.#repeats(key) || this.#waiters.has(key)) return;
     if (this.#waiters.size >= this.#max) {
       const oldest = this.#waiters.values().next().value as Waiter;
-      this.#drop(oldest);
+      this.#drop(oldest, 'evicted');
     }
     const waiter: Waiter = { key, request, started: this.#start(request) };
     this.#waiters.set(key, waiter);
@@ -189,7 +230,7 @@ export class PreparedSandboxes {
         return;
       }
       if (this.#waiters.get(key) !== waiter) return;
-      waiter.idleTimer = setTimeout(() => this.#drop(waiter), this.#idleMs);
+      waiter.idleTimer = setTimeout(() => this.#drop(waiter, 'idle'), this.#idleMs);
       waiter.idleTimer.unref();
       void started.result.process.closed.then(() => {
         if (this.#waiters.get(key) !== waiter) return;
@@ -197,6 +238,7 @@ export class PreparedSandboxes {
         this.#waiters.delete(key);
         clearTimeout(waiter.idleTimer);
         this.#deaths += 1;
+        this.#ended.died += 1;
         if (this.#deaths >= MAX_CONSECUTIVE_DEATHS && !this.#disabled) {
           this.#disabled = true;
           this.#logger.warn('sandboxing: prepared sandboxes keep dying before use; sandboxes start cold', {
@@ -231,7 +273,7 @@ export class PreparedSandboxes {
   /** Ends every waiting sandbox and prepares no more (idempotent). */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const waiter of [...this.#waiters.values()]) this.#drop(waiter);
+    for (const waiter of [...this.#waiters.values()]) this.#drop(waiter, 'closed');
     while (this.#ending.size > 0) await Promise.all(this.#ending);
   }
 
@@ -261,7 +303,8 @@ export class PreparedSandboxes {
       started.ended = true;
       closeSync(payloadFd);
     });
-    if (this.#closed) this.#end(started);
+    this.#startedCount += 1;
+    if (this.#closed) this.#end(started, 'closed');
     return started;
   }
 
@@ -291,16 +334,17 @@ export class PreparedSandboxes {
     }
   }
 
-  #drop(waiter: Waiter): void {
+  #drop(waiter: Waiter, why: WaiterEnd): void {
     if (this.#waiters.get(waiter.key) === waiter) this.#waiters.delete(waiter.key);
     clearTimeout(waiter.idleTimer);
     const ending = waiter.started.then((started) => {
-      if (started !== undefined) this.#end(started);
+      if (started !== undefined) this.#end(started, why);
     });
     this.#track(ending);
   }
 
-  #end(started: Started): void {
+  #end(started: Started, why: WaiterEnd): void {
+    if (!started.ended) this.#ended[why] += 1;
     this.#track(started.result.process.close());
   }
 

@@ -480,6 +480,31 @@ describe('lifetime', () => {
     expect(wrapped.size).toBe(2);
   });
 
+  test('stats count commands by how they started and waiters by how they ended', async () => {
+    using ws = workspace();
+    const spec: Spec = { command: ['/bin/true'], cwd: ws.path };
+    const pool = await primed(spec);
+    expect(pool.stats()).toEqual({
+      waiting: 1,
+      started: 1,
+      commands: { prepared: 0, cold: 2 },
+      ended: { unusable: 0, died: 0, idle: 0, evicted: 0, closed: 0 },
+    });
+    expect((await run(spec, pool)).prepared).toBe(true);
+    await pool.settled();
+    for (const pid of waiterPids()) process.kill(pid, 'SIGKILL');
+    await waitFor(() => pool.size === 0, { what: 'the killed waiter to be dropped' });
+    expect((await run(spec, pool)).prepared).toBe(false);
+    await pool.settled();
+    await pool.close();
+    expect(pool.stats()).toEqual({
+      waiting: 0,
+      started: 3,
+      commands: { prepared: 1, cold: 3 },
+      ended: { unusable: 0, died: 1, idle: 0, evicted: 0, closed: 1 },
+    });
+  });
+
   test('at most `max` wait: the oldest makes room', async () => {
     using ws = workspace();
     using other = workspace();

@@ -28,6 +28,28 @@ describe('ExecServerMetrics', () => {
     expect(sample(text, 'process_open_fds')).toBeGreaterThan(0);
   });
 
+  test('prepared sandboxes: read from the pool at scrape time, zero without one', async () => {
+    const metrics = new ExecServerMetrics();
+    let text = await metrics.render();
+    expect(sample(text, 'execd_prepared_sandboxes')).toBe(0);
+    expect(sample(text, 'execd_prepared_sandbox_commands_total{start="prepared"}')).toBe(0);
+    expect(sample(text, 'execd_prepared_sandboxes_ended_total{reason="unusable"}')).toBe(0);
+    let taken = 3;
+    metrics.bindPreparedSandboxes(() => ({
+      waiting: 2,
+      started: 9,
+      commands: { prepared: taken, cold: 4 },
+      ended: { unusable: 1, died: 0, idle: 5, evicted: 0, closed: 0 },
+    }));
+    text = await metrics.render();
+    expect(sample(text, 'execd_prepared_sandboxes')).toBe(2);
+    expect(sample(text, 'execd_prepared_sandbox_commands_total{start="prepared"}')).toBe(3);
+    expect(sample(text, 'execd_prepared_sandbox_commands_total{start="cold"}')).toBe(4);
+    expect(sample(text, 'execd_prepared_sandboxes_ended_total{reason="idle"}')).toBe(5);
+    taken = 7;
+    expect(sample(await metrics.render(), 'execd_prepared_sandbox_commands_total{start="prepared"}')).toBe(7);
+  });
+
   test('each instance has its own registry', async () => {
     const a = new ExecServerMetrics();
     const b = new ExecServerMetrics();

@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { isMethodName, RPC_ERROR_NUMBERS, RpcError } from '@execd/protocol';
+import type { PreparedSandboxStats } from '@execd/sandboxing';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ConnectionNotification, ProcessNotification, ProcessTable } from '../types.ts';
 
@@ -70,6 +71,7 @@ export class ExecServerMetrics {
   readonly #processesStarted: Counter<'sandbox_type'>;
   readonly #sandboxDenials: Counter;
   #snapshot: () => SessionSnapshot = () => ({ attached: 0, detached: 0, tables: [] });
+  #preparedStats: (() => PreparedSandboxStats) | undefined;
 
   constructor() {
     const registry = new Registry();
@@ -150,6 +152,40 @@ export class ExecServerMetrics {
         for (const [state, count] of counts) this.set({ state }, count);
       },
     });
+    // Prepared sandboxes (`--prepare-sandboxes`): read from the pool at scrape time; absent without.
+    const prepared = (): PreparedSandboxStats | undefined => this.#preparedStats?.();
+    new Gauge({
+      name: 'execd_prepared_sandboxes',
+      help: 'Sandboxes started ahead and waiting (or starting) for their command (--prepare-sandboxes).',
+      registers,
+      collect() {
+        this.set(prepared()?.waiting ?? 0);
+      },
+    });
+    new Counter({
+      name: 'execd_prepared_sandbox_commands_total',
+      help: 'Sandboxed commands of a kind that can be prepared for, by how they started: in a prepared sandbox, or cold.',
+      labelNames: ['start'],
+      registers,
+      collect() {
+        const stats = prepared();
+        this.reset();
+        this.inc({ start: 'prepared' }, stats?.commands.prepared ?? 0);
+        this.inc({ start: 'cold' }, stats?.commands.cold ?? 0);
+      },
+    });
+    new Counter({
+      name: 'execd_prepared_sandboxes_ended_total',
+      help: 'Prepared sandboxes ended without a command: unusable (the command planned another sandbox, or a folder changed), died, idle, evicted, closed.',
+      labelNames: ['reason'],
+      registers,
+      collect() {
+        const stats = prepared();
+        this.reset();
+        for (const reason of ['unusable', 'died', 'idle', 'evicted', 'closed'] as const)
+          this.inc({ reason }, stats?.ended[reason] ?? 0);
+      },
+    });
     new Gauge({
       name: 'process_resident_memory_bytes',
       help: 'Resident memory size of the exec-server process in bytes.',
@@ -184,6 +220,11 @@ export class ExecServerMetrics {
   /** Tells the metrics where to read the live sessions from at scrape time. */
   bindSessions(snapshot: () => SessionSnapshot): void {
     this.#snapshot = snapshot;
+  }
+
+  /** Tells the metrics where to read the prepared sandboxes' counts from at scrape time. */
+  bindPreparedSandboxes(stats: () => PreparedSandboxStats): void {
+    this.#preparedStats = stats;
   }
 
   /** The current values in the Prometheus text format. */

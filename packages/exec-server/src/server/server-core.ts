@@ -49,6 +49,8 @@ export async function createServerCore(
     metrics,
   });
   metrics.bindSessions(() => registry.snapshot());
+  const preparedSandboxes = options.processTable?.preparedSandboxes;
+  if (preparedSandboxes !== undefined) metrics.bindPreparedSandboxes(() => preparedSandboxes.stats());
   // Found once, at start: which cgroups enforce the commands' limits (or why none do), and how a
   // command's tree is contained.
   const local = options.environmentInfo === undefined && options.createProcessTable === undefined;
