@@ -52,7 +52,12 @@ beforeAll(async () => {
   const codexHome = join(scratch, 'execd-codex-home');
   mkdirSync(codexHome);
   execd = await CliServer.start({
-    args: ['--log-level', 'warn'],
+    // EXECD_COMPAT_SERVER_ARGS: more execd-server flags, space-separated (e.g. --prepare-sandboxes).
+    args: [
+      '--log-level',
+      'warn',
+      ...(process.env.EXECD_COMPAT_SERVER_ARGS?.split(' ').filter(Boolean) ?? []),
+    ],
     env: { ...process.env, CODEX_HOME: codexHome },
   });
 });
