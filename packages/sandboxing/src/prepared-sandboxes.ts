@@ -3,9 +3,16 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { type Logger, NOOP_LOGGER } from '@execd/protocol';
 import { DEFAULT_PTY_COLS, DEFAULT_PTY_ROWS } from '@execd/pty-utils';
 import { openUnnamedFile } from './internal/unnamed-file.ts';
+import { interruptResetEnv } from './linux/interrupt-reset.ts';
 import { mountFingerprint } from './linux/mount-fingerprint.ts';
-import { encodeWaiterPayload, GO_FD, WAITING_LINE, waiterEnvProgram } from './linux/waiter.ts';
-import { planForWaiter, type SpawnRequest, type SpawnResult, startWaiter } from './spawn.ts';
+import { encodeWaiterPayload, GO_FD, WAITING_LINE } from './linux/waiter.ts';
+import {
+  planForWaiter,
+  type SpawnRequest,
+  type SpawnResult,
+  type StartedWaiter,
+  startWaiter,
+} from './spawn.ts';
 
 /** Options of {@link PreparedSandboxes}. */
 export interface PreparedSandboxesOptions {
@@ -44,11 +51,7 @@ export interface PreparedSandboxStats {
 }
 
 /** A started waiter of one kind of command. */
-interface Started {
-  readonly result: SpawnResult;
-  readonly identity: string;
-  readonly fingerprint: string;
-  readonly launcherPreamble: readonly string[];
+interface Started extends StartedWaiter {
   readonly payloadFd: number;
   /** The waiter's process has closed (it died, or was ended). */
   ended: boolean;
@@ -278,7 +281,8 @@ export class PreparedSandboxes {
   }
 
   async #start(request: SpawnRequest): Promise<Started | undefined> {
-    const envProgram = await waiterEnvProgram();
+    // The waiter execs `env -i [--default-signal=INT] --`: the interrupt reset's GNU env.
+    const envProgram = await interruptResetEnv();
     if (envProgram === undefined) {
       if (!this.#disabled)
         this.#logger.warn('sandboxing: no GNU env for the sandbox waiter; sandboxes start cold');
@@ -286,7 +290,7 @@ export class PreparedSandboxes {
       return undefined;
     }
     const payloadFd = openUnnamedFile(new Uint8Array(0), 0o600);
-    let launched: Awaited<ReturnType<typeof startWaiter>>;
+    let launched: StartedWaiter;
     try {
       launched = await startWaiter(
         { ...request, preparedSandboxes: undefined },

@@ -118,18 +118,22 @@ export interface SpawnResult {
 export interface WaiterStart {
   /** `/proc/<this pid>/fd/<n>` of the payload file. */
   readonly payloadPath: string;
-  /** The trusted `env` the waiter execs (`waiterEnvProgram`). */
+  /** The trusted GNU `env` the waiter execs (`interruptResetEnv`'s). */
   readonly envProgram: string;
 }
 
-/** A started waiter: its launch, and what a command's plan must match to run in it. */
-export interface StartedWaiter {
-  readonly result: SpawnResult;
+/** What a command's plan must match to run in a waiter. */
+interface WaiterMatch {
   readonly identity: string;
   /** Its mount paths' fingerprint, taken before bubblewrap started (see `mountFingerprint`). */
   readonly fingerprint: string;
   /** The launcher lines it was planned with (its cgroup's), for the command's plan. */
   readonly launcherPreamble: readonly string[];
+}
+
+/** A started waiter: its launch, and what a command's plan must match to run in it. */
+export interface StartedWaiter extends WaiterMatch {
+  readonly result: SpawnResult;
 }
 
 const NO_EVENTS: LimitEvents = Object.freeze({ memoryLimitHit: false, oomKills: 0, pidsLimitHit: false });
@@ -253,19 +257,12 @@ export async function planForWaiter(
 
 interface Launched {
   readonly result: SpawnResult;
-  /** Set for a waiter: its identity, fingerprint and the launcher lines it was planned with. */
-  readonly waiting?: {
-    readonly identity: string;
-    readonly fingerprint: string;
-    readonly launcherPreamble: readonly string[];
-  };
+  /** Set for a waiter. */
+  readonly waiting?: WaiterMatch;
 }
 
-/** A waiter's launch: what `spawnPrepared` adds to a result. */
-interface WaiterFacts {
-  readonly identity?: string | undefined;
-  readonly fingerprint?: string | undefined;
-}
+/** A waiter's launch: what `spawnPrepared` adds to a result (the preamble is `launch`'s). */
+type WaiterFacts = { readonly [K in 'identity' | 'fingerprint']?: WaiterMatch[K] | undefined };
 
 async function launch(request: SpawnRequest, waiter: WaiterStart | undefined): Promise<Launched> {
   const setup = await commandGroup(request);

@@ -5,7 +5,7 @@ const TWO_PATHS = new Set(['--bind', '--ro-bind', '--bind-try', '--ro-bind-try',
 /** bubblewrap flags whose next operand is a path (a mount point, the working directory). */
 const ONE_PATH = new Set(['--tmpfs', '--remount-ro', '--chdir']);
 /** Flags with one operand that is not a host path to watch. */
-const ONE_OTHER = new Set(['--dev', '--proc', '--dir', '--perms', '--seccomp', '--setenv', '--argv0']);
+const ONE_OTHER = new Set(['--dev', '--proc', '--dir', '--perms', '--seccomp', '--argv0']);
 
 /**
  * Every host path bubblewrap's flags mount from or onto (and the working directory), in order.

@@ -1,5 +1,3 @@
-import { execFile } from 'node:child_process';
-import { findTrustedExecutable } from '@execd/pty-utils';
 import { bashScriptArgv, FD_SWEEP_LINE, SECCOMP_FD } from './launcher.ts';
 
 /**
@@ -132,28 +130,4 @@ export function encodeWaiterPayload(payload: WaiterPayload): Buffer | undefined 
     'end',
   ];
   return Buffer.from(`${fields.join('\0')}\0`);
-}
-
-let envProbe: Promise<string | undefined> | undefined;
-
-/**
- * The trusted `env` the waiter execs, when it does what the waiter needs: `-i`, `--`, values
- * holding `=` or nothing, and `--default-signal` (GNU coreutils 8.31+). Undefined otherwise
- * (sandboxes are then never prepared). Probed once per process.
- */
-export function waiterEnvProgram(): Promise<string | undefined> {
-  envProbe ??= new Promise((resolve) => {
-    const env = findTrustedExecutable('env');
-    if (env === undefined) {
-      resolve(undefined);
-      return;
-    }
-    execFile(
-      env,
-      ['-i', '--default-signal=INT', '--', 'A=b=c', 'B=', env],
-      { timeout: 5_000 },
-      (error, stdout) => resolve(error === null && stdout === 'A=b=c\nB=\n' ? env : undefined),
-    );
-  });
-  return envProbe;
 }
