@@ -314,9 +314,9 @@ export class PreparedSandboxes {
 
   /**
    * True when every folder the waiter's mounts were made on is still the one its path names:
-   * one renamed away and replaced since (say a protected `.codex`, moved by a process of another
-   * sandbox that can write its parent) would leave the waiter's mount on the old folder and the
-   * new one unprotected. A cold start would mount the new one.
+   * one renamed away and replaced since (say a protected `.codex`, moved by a process outside
+   * every sandbox: an approved unsandboxed command) would leave the waiter's mount on the old
+   * folder and the new one unprotected. A cold start would mount the new one.
    */
   async #standsWhereItWas(started: Started, paths: readonly string[]): Promise<boolean> {
     const now = await mountFingerprint(paths);

@@ -252,6 +252,37 @@ describe('a prepared sandbox is used only when the command plans the same sandbo
     }
   });
 
+  test('from inside another sandbox whose root holds the workspace, the swap is refused', async () => {
+    using parent = workspace();
+    const ws = join(parent.path, 'ws');
+    mkdirSync(join(ws, '.codex'), { recursive: true });
+    writeFileSync(join(ws, '.codex', 'config.toml'), 'model = "x"\n');
+    const pool = await primed({ command: ['/bin/true'], cwd: ws });
+    try {
+      // As a model could choose it: a command whose workspace is the parent folder. Its sandbox
+      // protects ws/.codex too (a mount point there), so the folder cannot be moved away.
+      const swap = await run({
+        command: ['/bin/sh', '-c', 'mv ws/.codex ws/.codex-old && mkdir ws/.codex && echo swapped'],
+        cwd: parent.path,
+      });
+      expect(swap.exitCode).not.toBe(0);
+      expect(swap.output).toMatch(/busy/i);
+      expect(existsSync(join(ws, '.codex-old'))).toBe(false);
+      // The waiter still stands on the real .codex: used, and it stays read-only.
+      const attack = await run(
+        { command: ['/bin/sh', '-c', 'echo "notify = ["/tmp/x"]" > .codex/config.toml'], cwd: ws },
+        pool,
+      );
+      expect(attack.prepared).toBe(true);
+      expect(attack.exitCode).not.toBe(0);
+      expect(readFileSync(join(ws, '.codex', 'config.toml'), 'utf8')).toBe('model = "x"\n');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  // A process outside every sandbox (an approved unsandboxed command, another tool of the user)
+  // can still swap it: the waiter's fingerprint is what catches that.
   test.each([
     ['an existing .codex', '.codex', true],
     ['the placeholder of a missing .git', '.git', false],
@@ -266,8 +297,8 @@ describe('a prepared sandbox is used only when the command plans the same sandbo
       }
       const pool = await primed({ command: ['/bin/true'], cwd: ws.path });
       try {
-        // What a process of another sandbox that can write the workspace's parent could do: the
-        // waiter's read-only mount follows the renamed folder, the new one is a plain folder.
+        // What a process outside every sandbox could do: the waiter's read-only mount follows
+        // the renamed folder, the new one is a plain folder.
         renameSync(protectedDir, `${protectedDir}-old`);
         mkdirSync(protectedDir);
         const attack = await run(
