@@ -219,27 +219,11 @@ export class ConnectionProcessor {
 
   async #run(): Promise<void> {
     try {
-      for (let event = await this.#inbox.next(); event; event = await this.#inbox.next()) {
-        if (!this.#handler.isSessionAttached()) {
-          this.#logger.debug('connection evicted after session resume', {
-            connection: this.#transport.label,
-          });
-          this.#close('session has been resumed by another connection');
-          break;
-        }
-        if (event.kind === 'malformed') {
-          this.#logger.warn('ignoring malformed message', {
-            connection: this.#transport.label,
-            reason: event.reason,
-          });
-          this.#transport.sendResponse(
-            errorMessage(-1, new RpcError('invalidRequest', event.reason)),
-            event.codec,
-          );
-          continue;
-        }
-        if (!(await this.#dispatch(event.message, event.codec))) break;
-      }
+      // One event per call of `#step`: a suspended async function keeps the values of its
+      // registers, so a loop that held the last event here while awaiting the next one kept
+      // that frame's message (up to the 64 MiB frame limit) alive for as long as the
+      // connection stayed quiet.
+      while (await this.#step()) {}
     } catch (error) {
       this.#logger.error('connection loop failed', { connection: this.#transport.label, error });
       this.#close('internal error');
@@ -250,6 +234,31 @@ export class ConnectionProcessor {
       this.#handler.detach();
       this.#metrics?.observeConnection('close');
     }
+  }
+
+  /** Takes the next inbound event and handles it; false ends the connection. */
+  async #step(): Promise<boolean> {
+    const event = await this.#inbox.next();
+    if (event === undefined) return false;
+    if (!this.#handler.isSessionAttached()) {
+      this.#logger.debug('connection evicted after session resume', {
+        connection: this.#transport.label,
+      });
+      this.#close('session has been resumed by another connection');
+      return false;
+    }
+    if (event.kind === 'malformed') {
+      this.#logger.warn('ignoring malformed message', {
+        connection: this.#transport.label,
+        reason: event.reason,
+      });
+      this.#transport.sendResponse(
+        errorMessage(-1, new RpcError('invalidRequest', event.reason)),
+        event.codec,
+      );
+      return true;
+    }
+    return this.#dispatch(event.message, event.codec);
   }
 
   /** Handles one message; false ends the connection. */

@@ -31,6 +31,11 @@ export const YOUNG_GENERATION_BYTES: number = 8 * 1024 * 1024;
 /** The installed policy's reclaimer (what transports report to), and the policy itself. */
 let active: HeapReclaimer | undefined;
 let installed: HeapPolicy | undefined;
+/** Told after each collection after large frames, and when the policy goes. */
+const reclaimedListeners = new Set<() => void>();
+const notifyReclaimed = (): void => {
+  for (const listener of reclaimedListeners) listener();
+};
 
 /**
  * Shapes this process's V8 heap for serving (the `execd-server` CLI installs it; an embedder that
@@ -62,12 +67,14 @@ export function installHeapPolicy(options: HeapPolicyOptions = {}): HeapPolicy {
       ? undefined
       : new HeapReclaimer({
           collect,
-          onCollected: (pauseMs) =>
+          onCollected: (pauseMs) => {
             logger.debug('heap collected after large frames', {
               pauseMs: Math.round(pauseMs * 10) / 10,
               heapUsedBytes: process.memoryUsage().heapUsed,
               youngGenerationBytes: youngGenerationSize(),
-            }),
+            });
+            notifyReclaimed();
+          },
         });
   active = reclaimer;
   const policy: HeapPolicy = {
@@ -79,6 +86,7 @@ export function installHeapPolicy(options: HeapPolicyOptions = {}): HeapPolicy {
       if (installed !== policy) return;
       installed = undefined;
       active = undefined;
+      notifyReclaimed();
     },
   };
   installed = policy;
@@ -88,6 +96,20 @@ export function installHeapPolicy(options: HeapPolicyOptions = {}): HeapPolicy {
 /** Transports report every inbound frame's size here; nothing happens without a policy. */
 export function noteInboundFrame(bytes: number): void {
   active?.noteFrame(bytes);
+}
+
+/**
+ * Whether large inbound frames should wait: a collection after large frames is due (their
+ * garbage is still in the heap). Always false without a policy.
+ */
+export function heapCollectionDue(): boolean {
+  return active?.due ?? false;
+}
+
+/** Calls `listener` after each collection after large frames (and when the policy goes). */
+export function onHeapReclaimed(listener: () => void): () => void {
+  reclaimedListeners.add(listener);
+  return () => reclaimedListeners.delete(listener);
 }
 
 function youngGenerationSize(): number {

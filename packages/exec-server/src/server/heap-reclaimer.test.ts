@@ -54,6 +54,38 @@ describe('HeapReclaimer', () => {
     r.close();
   });
 
+  it('waits pause / maxPauseShare after a slow collection, and reports due meanwhile', async () => {
+    let clock = 0;
+    const runs: number[] = [];
+    const r = new HeapReclaimer({
+      collect: () => {
+        runs.push(performance.now());
+        clock += 10; // each collection "takes" 10 ms
+      },
+      largeFrameBytes: 64 * KiB,
+      collectAfterBytes: 1024 * KiB,
+      minIntervalMs: 0,
+      maxPauseShare: 0.1,
+      now: () => clock,
+    });
+    expect(r.due).toBe(false);
+    r.noteFrame(2048 * KiB);
+    expect(r.due).toBe(true);
+    await nextTurn();
+    expect(runs).toHaveLength(1);
+    expect(r.due).toBe(false);
+    r.noteFrame(2048 * KiB); // due again: the next collection waits 10 / 0.1 = 100 ms
+    expect(r.due).toBe(true);
+    await sleep(40);
+    expect(runs).toHaveLength(1);
+    await sleep(120);
+    expect(runs).toHaveLength(2);
+    expect(runs[1]! - runs[0]!).toBeGreaterThanOrEqual(90);
+    expect(r.stats()).toMatchObject({ collections: 2, pauseMs: 20 });
+    r.close();
+    expect(r.due).toBe(false);
+  });
+
   it('close() cancels a scheduled collection and ignores later frames (idempotent)', async () => {
     const { r, runs } = reclaimer();
     r.noteFrame(4096 * KiB);

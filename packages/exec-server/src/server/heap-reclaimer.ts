@@ -6,8 +6,13 @@ export interface HeapReclaimerOptions {
   readonly largeFrameBytes?: number;
   /** Collect once large frames of this many bytes arrived since the last collection (default 8 MiB). */
   readonly collectAfterBytes?: number;
-  /** Never collect more often than this (default 1,000 ms): bounds the cost of steady bulk input. */
+  /** Never collect more often than this (default 50 ms). */
   readonly minIntervalMs?: number;
+  /**
+   * Share of the time these collections may take (default 0.1): after a pause of P ms the next
+   * one waits at least P / share ms. Bounds the cost of steady bulk input.
+   */
+  readonly maxPauseShare?: number;
   /** Called after each collection with how long it took. */
   readonly onCollected?: (pauseMs: number) => void;
   /** Clock (tests). */
@@ -24,7 +29,8 @@ export interface HeapReclaimerStats {
 
 export const LARGE_FRAME_BYTES: number = 64 * 1024;
 export const COLLECT_AFTER_BYTES: number = 8 * 1024 * 1024;
-export const MIN_COLLECT_INTERVAL_MS = 1_000;
+export const MIN_COLLECT_INTERVAL_MS: number = 50;
+export const MAX_PAUSE_SHARE: number = 0.1;
 
 /**
  * Collects the heap after bursts of large inbound frames. A large frame is parsed into strings
@@ -32,14 +38,18 @@ export const MIN_COLLECT_INTERVAL_MS = 1_000;
  * input, a client bug) all of it is garbage at once, and V8, which collects the old generation
  * only once it has grown by a factor, lets a burst of them grow the heap (and RSS) by tens of
  * megabytes before it looks. A full collection of the server's small live heap takes a few
- * milliseconds; it runs on its own turn of the event loop, never inside a frame's handler, and at
- * most once per `minIntervalMs`.
+ * milliseconds; it runs on its own turn of the event loop, never inside a frame's handler, at
+ * most once per `minIntervalMs`, and spaced so that collections take at most `maxPauseShare` of
+ * the time. While one is `due`, the listener holds large frames back (`PartialFrameBudget`), so
+ * a flood of them cannot outrun the collections.
  */
 export class HeapReclaimer {
   readonly #collect: () => void;
   readonly #largeFrameBytes: number;
   readonly #collectAfterBytes: number;
   readonly #minIntervalMs: number;
+  readonly #maxPauseShare: number;
+  #lastPauseMs = 0;
   readonly #onCollected: ((pauseMs: number) => void) | undefined;
   readonly #now: () => number;
   #pendingBytes = 0;
@@ -54,8 +64,14 @@ export class HeapReclaimer {
     this.#largeFrameBytes = options.largeFrameBytes ?? LARGE_FRAME_BYTES;
     this.#collectAfterBytes = options.collectAfterBytes ?? COLLECT_AFTER_BYTES;
     this.#minIntervalMs = options.minIntervalMs ?? MIN_COLLECT_INTERVAL_MS;
+    this.#maxPauseShare = options.maxPauseShare ?? MAX_PAUSE_SHARE;
     this.#onCollected = options.onCollected;
     this.#now = options.now ?? (() => performance.now());
+  }
+
+  /** A collection is due: large frames arrived since the last one (it may be waiting its turn). */
+  get due(): boolean {
+    return !this.#closed && this.#pendingBytes >= this.#collectAfterBytes;
   }
 
   /** An inbound frame of `bytes` arrived (any codec, any transport). */
@@ -63,7 +79,8 @@ export class HeapReclaimer {
     if (this.#closed || bytes < this.#largeFrameBytes) return;
     this.#pendingBytes += bytes;
     if (this.#pendingBytes < this.#collectAfterBytes || this.#scheduled !== undefined) return;
-    const wait = this.#lastCollectedAt + this.#minIntervalMs - this.#now();
+    const interval = Math.max(this.#minIntervalMs, this.#lastPauseMs / this.#maxPauseShare);
+    const wait = this.#lastCollectedAt + interval - this.#now();
     this.#scheduled =
       wait > 0 ? setTimeout(() => this.#run(), wait).unref() : setImmediate(() => this.#run()).unref();
   }
@@ -90,6 +107,7 @@ export class HeapReclaimer {
     this.#pendingBytes = 0;
     this.#collections += 1;
     this.#pauseMs += pauseMs;
+    this.#lastPauseMs = pauseMs;
     this.#onCollected?.(pauseMs);
   }
 }

@@ -3,6 +3,7 @@ import { isMethodName, RPC_ERROR_NUMBERS, RpcError } from '@execd/protocol';
 import type { PreparedSandboxStats } from '@execd/sandboxing';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ConnectionNotification, ProcessNotification, ProcessTable } from '../types.ts';
+import type { PartialFrameBudgetStats } from './partial-frame-budget.ts';
 
 /**
  * Buckets of the request-latency histogram, in seconds. Most requests answer in well under a
@@ -72,6 +73,7 @@ export class ExecServerMetrics {
   readonly #sandboxDenials: Counter;
   #snapshot: () => SessionSnapshot = () => ({ attached: 0, detached: 0, tables: [] });
   #preparedStats: (() => PreparedSandboxStats) | undefined;
+  #partialFrameStats: (() => PartialFrameBudgetStats) | undefined;
 
   constructor() {
     const registry = new Registry();
@@ -186,6 +188,33 @@ export class ExecServerMetrics {
           this.inc({ reason }, stats?.ended[reason] ?? 0);
       },
     });
+    // The bound on frames still arriving (WebSocket listener): read at scrape time; zero without.
+    const partial = (): PartialFrameBudgetStats | undefined => this.#partialFrameStats?.();
+    new Gauge({
+      name: 'execd_inbound_large_frame_bytes',
+      help: 'Bytes of large inbound frames being received now (bounded together across connections).',
+      registers,
+      collect() {
+        this.set(partial()?.admittedBytes ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'execd_inbound_large_frame_peak_bytes',
+      help: 'The most bytes of large inbound frames ever received at once.',
+      registers,
+      collect() {
+        this.set(partial()?.peakBytes ?? 0);
+      },
+    });
+    new Counter({
+      name: 'execd_inbound_large_frame_waits_total',
+      help: 'Times a connection stopped reading its large frame: no room in the bound, or a heap collection due.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(partial()?.waits ?? 0);
+      },
+    });
     new Gauge({
       name: 'process_resident_memory_bytes',
       help: 'Resident memory size of the exec-server process in bytes.',
@@ -225,6 +254,11 @@ export class ExecServerMetrics {
   /** Tells the metrics where to read the prepared sandboxes' counts from at scrape time. */
   bindPreparedSandboxes(stats: () => PreparedSandboxStats): void {
     this.#preparedStats = stats;
+  }
+
+  /** Tells the metrics where to read the bound on arriving frames from at scrape time. */
+  bindPartialFrames(stats: () => PartialFrameBudgetStats): void {
+    this.#partialFrameStats = stats;
   }
 
   /** The current values in the Prometheus text format. */

@@ -11,10 +11,12 @@ import {
 import { type WebSocket, WebSocketServer } from 'ws';
 import { type BearerTokenVerifier, bearerChallenge, tokenRefusalHint } from './auth.ts';
 import type { ConnectionProcessor } from './connection-processor.ts';
+import { heapCollectionDue, onHeapReclaimed } from './heap-policy.ts';
 import { answerPlainHttp, pathOf, type Readiness } from './http-endpoints.ts';
 import { formatWebSocketUrl } from './listen-url.ts';
 import type { LocalPeerCheck } from './local-peer.ts';
 import type { ExecServerMetrics } from './metrics.ts';
+import { PartialFrameBudget } from './partial-frame-budget.ts';
 import { RequestGuard } from './request-guard.ts';
 import { WebSocketTransport } from './websocket-transport.ts';
 
@@ -100,6 +102,10 @@ export async function listenWebSocket(options: WebSocketListenerOptions): Promis
     clientTracking: false,
   });
   const live = new Map<WebSocketTransport, ConnectionProcessor>();
+  const partialFrames = new PartialFrameBudget({
+    hold: { held: heapCollectionDue, subscribe: onHeapReclaimed },
+  });
+  options.metrics?.bindPartialFrames(() => partialFrames.stats());
   let closing = false;
 
   const guard = new RequestGuard({
@@ -155,6 +161,7 @@ export async function listenWebSocket(options: WebSocketListenerOptions): Promis
       const transport = new WebSocketTransport({
         socket: ws,
         rawSocket: socket,
+        partialFrames,
         label: peerLabel(request),
         codecs,
         keepaliveIntervalMs: options.keepaliveIntervalMs,
@@ -193,6 +200,7 @@ export async function listenWebSocket(options: WebSocketListenerOptions): Promis
   const close = (): Promise<void> => {
     closed ??= (async () => {
       closing = true;
+      partialFrames.close();
       const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
       const connections = [...live.entries()];
       for (const [transport] of connections) transport.shutdown(CLOSE_GOING_AWAY, 'server shutting down');

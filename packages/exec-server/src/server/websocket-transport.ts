@@ -14,6 +14,7 @@ import { noteInboundFrame } from './heap-policy.ts';
 import { NotificationGate } from './notification-gate.ts';
 import { MAX_OUTPUT_BATCH_BYTES, OutboundBatch } from './outbound-batch.ts';
 import { OutboundTurn } from './outbound-turn.ts';
+import type { PartialFrameBudget, PartialFrameMeter } from './partial-frame-budget.ts';
 
 /**
  * Interval between server pings: the original's `WEBSOCKET_KEEPALIVE_INTERVAL`. Keeps idle
@@ -42,6 +43,11 @@ export interface WebSocketTransportOptions {
    * frames of one turn leave in one write (`writev`) instead of one write each. Absent: not corked.
    */
   readonly rawSocket?: Writable | undefined;
+  /**
+   * The server's bound on frames still arriving, shared by its connections (needs `rawSocket`,
+   * whose reads it counts). Absent: this connection's frames are not bounded together with others.
+   */
+  readonly partialFrames?: PartialFrameBudget | undefined;
   readonly label: string;
   readonly codecs: Readonly<Record<CodecName, Codec>>;
   readonly keepaliveIntervalMs: number;
@@ -71,7 +77,10 @@ export class WebSocketTransport implements ConnectionTransport {
   readonly #pingMarks: number[] = [];
   /** The peer has read at least this much: what was sent before the last ping it answered. */
   #readUpTo = 0;
-  #paused = false;
+  /** Why reading is paused: the inbound queue is full, or a large frame waits for room. */
+  #queuePaused = false;
+  #budgetPaused = false;
+  readonly #partialFrames: PartialFrameMeter | undefined;
   /** When the peer last sent anything (a frame, a ping or a pong). */
   #lastHeardMs = performance.now();
   #probe: NodeJS.Timeout | undefined;
@@ -85,6 +94,25 @@ export class WebSocketTransport implements ConnectionTransport {
     this.label = options.label;
     this.#socket = options.socket;
     this.#turn = new OutboundTurn(options.rawSocket, () => this.#releaseHeld());
+    const raw = options.rawSocket as
+      | (Writable & { on(event: 'data', listener: (chunk: Buffer) => void): unknown })
+      | undefined;
+    if (options.partialFrames && raw) {
+      const meter = options.partialFrames.meter({
+        pause: () => {
+          this.#budgetPaused = true;
+          this.#socket.pause();
+        },
+        resume: () => {
+          this.#budgetPaused = false;
+          this.#resumeIfUnblocked();
+        },
+      });
+      this.#partialFrames = meter;
+      // After ws's own listener: a chunk that completes a frame is counted after `completed()`.
+      raw.on('data', (chunk: Buffer) => meter.received(chunk.byteLength));
+      this.#socket.once('close', () => meter.close());
+    }
     this.#codecs = options.codecs;
     this.#logger = options.logger ?? NOOP_LOGGER;
     this.#gate = new NotificationGate({
@@ -191,12 +219,21 @@ export class WebSocketTransport implements ConnectionTransport {
   }
 
   pauseReading(): void {
-    this.#paused = true;
+    this.#queuePaused = true;
     this.#socket.pause();
   }
 
   resumeReading(): void {
-    this.#paused = false;
+    this.#queuePaused = false;
+    this.#resumeIfUnblocked();
+  }
+
+  get #paused(): boolean {
+    return this.#queuePaused || this.#budgetPaused;
+  }
+
+  #resumeIfUnblocked(): void {
+    if (this.#paused) return;
     this.#missedPings = 0;
     this.#socket.resume();
   }
@@ -250,6 +287,7 @@ export class WebSocketTransport implements ConnectionTransport {
   }
 
   #onFrame(data: RawData, isBinary: boolean): void {
+    this.#partialFrames?.completed();
     this.#missedPings = 0;
     this.#lastHeardMs = performance.now();
     const bytes = Array.isArray(data)

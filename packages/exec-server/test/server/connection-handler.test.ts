@@ -1,6 +1,4 @@
 // Spec §2.3 handshake and session rules, and the §8.6 handler tests, without sockets.
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { type EnvironmentInfo, ExecError, pathToFileUri, RpcError } from '@execd/protocol';
 import { ProcessTracker, waitFor } from '@execd/test-kit';
 import { afterEach, describe, expect, test, vi } from 'vitest';
@@ -8,6 +6,7 @@ import { LocalProcessTable } from '../../src/local/index.ts';
 import { ConnectionHandler } from '../../src/server/connection-handler.ts';
 import { SessionRegistry } from '../../src/server/session-registry.ts';
 import type { ConnectionNotification, ProcessNotification, ProcessTable } from '../../src/types.ts';
+import { collectGarbage } from '../helpers/collect-garbage.ts';
 import { FakeProcessTable } from '../helpers/fake-process-table.ts';
 
 const INFO: EnvironmentInfo = {
@@ -63,17 +62,6 @@ async function expectRpc(
 }
 
 const finished: WeakRef<ConnectionHandler>[] = [];
-
-/** Full collections with nothing of the current job on the stack (WeakRefs hold for one job). */
-async function collectGarbage(): Promise<void> {
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
-  setFlagsFromString('--no-expose-gc');
-  for (let i = 0; i < 3; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    gc();
-  }
-}
 
 async function ready(handler: ConnectionHandler, resumeSessionId?: string): Promise<string> {
   const result = (await handler.handleRequest('initialize', { clientName: 't', resumeSessionId })) as {

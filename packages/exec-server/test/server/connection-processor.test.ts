@@ -1,5 +1,6 @@
 // The connection loop fed with decoded messages through an in-memory transport (no sockets):
 // ordering, inbound back-pressure, and what happens to work in flight at disconnect.
+
 import {
   type CodecName,
   type EnvironmentInfo,
@@ -17,6 +18,7 @@ import {
   parseDispatchMode,
   SessionRegistry,
 } from '../../src/server/index.ts';
+import { collectGarbage } from '../helpers/collect-garbage.ts';
 import { FakeProcessTable } from '../helpers/fake-process-table.ts';
 
 const INFO = { shell: { name: 'sh', path: '/bin/sh' }, capabilities: {} } as EnvironmentInfo;
@@ -85,6 +87,23 @@ async function startFakeProcess(transport: MemoryTransport, processor: Connectio
 }
 
 describe('ConnectionProcessor', () => {
+  test('a handled message is not kept while the connection waits for the next one', async () => {
+    const { transport, processor } = open();
+    await handshake(transport, processor);
+    // A large refused write (the 64 MiB frame limit would be the worst case), then silence.
+    let params: object | undefined = { processId: 'nope', chunk: 'A'.repeat(1024 * 1024) };
+    const handled = new WeakRef(params);
+    processor.receive(requestMessage(7, 'process/write', params), 'json');
+    params = undefined;
+    await waitFor(() => transport.reply(7));
+    expect(transport.reply(7)).toHaveProperty('error');
+    await collectGarbage();
+    expect(handled.deref()).toBeUndefined();
+    // Still serving.
+    processor.receive(requestMessage(8, 'environment/info', {}), 'json');
+    await waitFor(() => transport.reply(8));
+  });
+
   test('replies go out in the codec of their request', async () => {
     const { transport, processor } = open();
     await handshake(transport, processor);

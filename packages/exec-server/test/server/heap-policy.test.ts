@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { type BuiltCli, buildCliFromSource, CliChild, waitFor } from '@execd/test-kit';
@@ -91,4 +92,85 @@ describe('execd-server under a burst of large hostile frames', () => {
     expect(answers[49]).toMatchObject({ id: 100, result: { isDirectory: true } });
     socket.close();
   }, 60_000);
+});
+
+/** A status field of a live process, in bytes (`VmHWM`: its peak resident memory so far). */
+function statusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no ${field} in /proc/${pid}/status`);
+  return Number(match[1]) * 1024;
+}
+
+async function metricValue(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url.replace(/^ws/, 'http')}/metrics`)).text();
+  const match = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+  if (!match) throw new Error(`no ${name} in /metrics`);
+  return Number(match[1]);
+}
+
+async function openInitialized(url: string) {
+  const socket = new WebSocket(url);
+  await new Promise((done, fail) => socket.once('open', done).once('error', fail));
+  type Answer = { id?: unknown; error?: { message?: string }; result?: unknown };
+  const pending = new Map<unknown, (answer: Answer) => void>();
+  socket.on('message', (data) => {
+    const answer = JSON.parse(data.toString()) as Answer;
+    pending.get(answer.id)?.(answer);
+    pending.delete(answer.id);
+  });
+  const request = (message: { id: string | number; method: string; params: unknown }) =>
+    new Promise<Answer>((done) => {
+      pending.set(message.id, done);
+      socket.send(JSON.stringify(message));
+    });
+  await request({ id: 'init', method: 'initialize', params: { clientName: 'frame-bound-test' } });
+  socket.send(JSON.stringify({ method: 'initialized' }));
+  return { socket, request };
+}
+
+describe('execd-server under large frames from many connections at once', () => {
+  it('receives them within its bound, answers every one, and small requests never wait', async () => {
+    await using server = new CliChild(cli.script, ['--listen', 'ws://127.0.0.1:0']);
+    const url = await server.firstLine();
+    const senders = 16;
+    const frameBytes = 8 * MiB;
+    const clients = await Promise.all(Array.from({ length: senders }, () => openInitialized(url)));
+    const small = await openInitialized(url);
+    const before = statusBytes(server.pid, 'VmHWM');
+    const chunk = 'A'.repeat(frameBytes);
+    // All at once: without a bound the server would hold every frame whole (128 MiB) at once.
+    const answers = Promise.all(
+      clients.map(({ request }, i) =>
+        request({ id: i, method: 'process/write', params: { processId: `nope-${i}`, chunk } }),
+      ),
+    );
+    let smallAnswered = 0;
+    let done = false;
+    void answers.finally(() => {
+      done = true;
+    });
+    while (!done) {
+      const answer = await small.request({
+        id: `s${smallAnswered}`,
+        method: 'environment/status',
+        params: {},
+      });
+      expect(answer.result).toEqual({ status: 'ready' });
+      smallAnswered += 1;
+    }
+    for (const answer of await answers) expect(answer.error).toBeDefined();
+    expect(smallAnswered).toBeGreaterThan(0);
+    // What the machine sees: the server's peak resident memory grew by less than the frames.
+    const grown = statusBytes(server.pid, 'VmHWM') - before;
+    expect(grown).toBeLessThan(senders * frameBytes);
+    const peak = await metricValue(url, 'execd_inbound_large_frame_peak_bytes');
+    const waits = await metricValue(url, 'execd_inbound_large_frame_waits_total');
+    // 16 MiB of budget, the oldest frame whole, and per waiting connection what it read before
+    // it stopped (256 KiB plus one socket read).
+    expect(peak).toBeGreaterThanOrEqual(frameBytes);
+    expect(peak).toBeLessThanOrEqual(16 * MiB + frameBytes + senders * 320 * 1024);
+    expect(waits).toBeGreaterThan(0);
+    expect(await metricValue(url, 'execd_inbound_large_frame_bytes')).toBe(0);
+    for (const { socket } of [...clients, small]) socket.close();
+  }, 120_000);
 });
