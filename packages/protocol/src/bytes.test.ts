@@ -68,12 +68,48 @@ describe.each([
     ['QQ-_', 'URL-safe alphabet'],
     ['QQ=A', 'padding in the middle'],
     ['QUJD\u00e9AAA', 'non-ASCII'],
+    ['QUJD\u0141AAA', 'a character whose low byte is a letter (U+0141 as `A`)'],
+    ['QUJD\uD83D\uDE00AA', 'a surrogate pair'],
+    ['QU\0DAAAA', 'a NUL inside'],
   ])('refuses %j: %s', (text) => {
     expect(isBase64(text)).toBe(false);
   });
 });
 
 describe('parseBase64', () => {
+  test('the host check agrees with the strict portable one on any text of base64-ish characters', () => {
+    const alphabet = [...'AQgw+/=-_ \n\u00e9\u0141\u0000'];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...alphabet), { maxLength: 24 }), (chars) => {
+        const text = chars.join('');
+        expect(parseBase64(text) !== null).toBe(isBase64Portable(text));
+      }),
+      { numRuns: 3000 },
+    );
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ maxLength: 40 }),
+        fc.nat(60),
+        fc.constantFrom(...alphabet),
+        (bytes, at, c) => {
+          const valid = encodeBase64(bytes);
+          const text = valid.slice(0, at) + c + valid.slice(at + 1);
+          expect(parseBase64(text) !== null).toBe(isBase64Portable(text));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  test('decodes megabytes, and refuses one bad character anywhere in them', () => {
+    const bytes = new Uint8Array(3 * 1024 * 1024).map((_, i) => (i * 31) & 0xff);
+    const text = encodeBase64(bytes);
+    expect(parseBase64(text)).toEqual(bytes);
+    for (const at of [0, 1_000_003, text.length - 5])
+      for (const c of [' ', '-', '=', '\u0141'])
+        expect(parseBase64(text.slice(0, at) + c + text.slice(at + 1))).toBeNull();
+  });
+
   test('decodes canonical base64 and returns null otherwise', () => {
     expect(parseBase64('aGkK')).toEqual(utf8('hi\n'));
     expect(parseBase64('')).toEqual(new Uint8Array());
