@@ -215,6 +215,15 @@ export class ExecServerMetrics {
         this.inc(partial()?.waits ?? 0);
       },
     });
+    new Counter({
+      name: 'execd_inbound_large_frame_stalls_total',
+      help: 'Large inbound frames that stopped arriving while others waited, and gave their room up.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(partial()?.stalls ?? 0);
+      },
+    });
     new Gauge({
       name: 'process_resident_memory_bytes',
       help: 'Resident memory size of the exec-server process in bytes.',

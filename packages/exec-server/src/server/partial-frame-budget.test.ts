@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { PartialFrameBudget, type PartialFrameHold, type PartialFrameMeter } from './partial-frame-budget.ts';
 
@@ -40,6 +41,22 @@ function switchableHold() {
   return { hold, set, listeners };
 }
 
+/** A 512 KiB budget checking for stalls every 20 ms on a test clock; `a` has 512 KiB admitted. */
+function stallSetup() {
+  const clock = { at: 0 };
+  const budget = new PartialFrameBudget({
+    largeFrameBytes: 256 * KiB,
+    budgetBytes: 512 * KiB,
+    stallMs: 20,
+    now: () => clock.at,
+  });
+  const log: string[] = [];
+  const a = connection(budget, 'a', log);
+  const b = connection(budget, 'b', log);
+  a.meter.received(512 * KiB);
+  return { budget, log, a, b, clock };
+}
+
 describe('PartialFrameBudget', () => {
   it('never counts or stops small frames, however many connections send them', () => {
     const budget = new PartialFrameBudget({ largeFrameBytes: 256 * KiB, budgetBytes: 1 * MiB });
@@ -51,7 +68,7 @@ describe('PartialFrameBudget', () => {
         c.meter.completed();
       }
     expect(log).toEqual([]);
-    expect(budget.stats()).toEqual({ admittedBytes: 0, peakBytes: 0, waiting: 0, waits: 0 });
+    expect(budget.stats()).toEqual({ admittedBytes: 0, peakBytes: 0, stalls: 0, waiting: 0, waits: 0 });
   });
 
   it('admits the first large frame whatever its size; later ones wait, first come first served', () => {
@@ -148,6 +165,61 @@ describe('PartialFrameBudget', () => {
     expect(log).toEqual(['a pause', 'b pause', 'a resume', 'b resume']);
     budget.close();
     expect(listeners.size).toBe(0);
+  });
+
+  it('a frame that stops growing while others wait gives its room up, and asks anew later', async () => {
+    const { budget, log, a, b, clock } = stallSetup();
+    b.meter.received(256 * KiB); // waits: the check runs 20 ms from now
+    clock.at = 10;
+    a.meter.received(64 * KiB); // a still grows (a read's worth)
+    await sleep(40);
+    expect(log).toEqual(['b pause']); // 30 (real) ms later, but a grew 0 (clock) ms ago
+    clock.at = 40; // a has not grown for 30 ms
+    await sleep(40);
+    expect(log).toEqual(['b pause', 'b resume']);
+    expect(budget.stats()).toMatchObject({ admittedBytes: 256 * KiB, stalls: 1, waiting: 0 });
+    a.meter.received(KiB); // a goes on: it must wait for room now
+    expect(log).toEqual(['b pause', 'b resume', 'a pause']);
+    b.meter.completed();
+    expect(log).toEqual(['b pause', 'b resume', 'a pause', 'a resume']);
+    expect(budget.stats()).toMatchObject({ admittedBytes: 577 * KiB, waiting: 0 });
+    budget.close();
+  });
+
+  it('a frame that trickles counts as stalled', async () => {
+    const { budget, log, a, b, clock } = stallSetup();
+    b.meter.received(256 * KiB);
+    for (let i = 0; i < 8 && log.length < 2; i++) {
+      clock.at += 10;
+      a.meter.received(100); // a few bytes (a pong, a byte of payload) every while
+      await sleep(15);
+    }
+    expect(log).toEqual(['b pause', 'b resume']);
+    expect(budget.stats().stalls).toBe(1);
+    budget.close();
+  });
+
+  it('a frame stopped by the budget or the hold is never taken for stalled', async () => {
+    let clock = 0;
+    const { hold, set } = switchableHold();
+    const budget = new PartialFrameBudget({
+      largeFrameBytes: 256 * KiB,
+      budgetBytes: 16 * MiB,
+      stallMs: 20,
+      hold,
+      now: () => clock,
+    });
+    const log: string[] = [];
+    const a = connection(budget, 'a', log);
+    a.meter.received(256 * KiB);
+    set(true);
+    a.meter.received(KiB); // held
+    clock = 1000;
+    await sleep(50);
+    expect(budget.stats()).toMatchObject({ stalls: 0, admittedBytes: 257 * KiB });
+    set(false);
+    expect(log).toEqual(['a pause', 'a resume']);
+    budget.close();
   });
 
   it('close() lets every waiting connection read and stops bounding (idempotent)', () => {

@@ -8,6 +8,14 @@ export const LARGE_PARTIAL_FRAME_BYTES: number = 256 * 1024;
  * The first large frame is always let in, whatever its size (up to the frame limit).
  */
 export const PARTIAL_FRAMES_BUDGET_BYTES: number = 16 * 1024 * 1024;
+/**
+ * An admitted frame that has grown by less than {@link PARTIAL_FRAME_PROGRESS_BYTES} for this
+ * long while others wait gives its room up (default 5 s): a peer that starts large frames and
+ * stalls, or trickles them, must not hold every other connection's large frames back.
+ */
+export const PARTIAL_FRAME_STALL_MS: number = 5_000;
+/** Growth that counts as progress against stalling (64 KiB: one socket read). */
+export const PARTIAL_FRAME_PROGRESS_BYTES: number = 64 * 1024;
 
 /**
  * Something that holds large frames back for a while (the heap policy, while the garbage of the
@@ -25,6 +33,9 @@ export interface PartialFrameBudgetOptions {
   readonly largeFrameBytes?: number;
   readonly budgetBytes?: number;
   readonly hold?: PartialFrameHold | undefined;
+  readonly stallMs?: number;
+  /** Clock (tests). */
+  readonly now?: () => number;
 }
 
 /** What a connection does when its large frame must wait, and when it may go on. */
@@ -43,6 +54,8 @@ export interface PartialFrameBudgetStats {
   readonly waits: number;
   /** The most bytes of large frames ever received at once. */
   readonly peakBytes: number;
+  /** Admitted frames that gave their room up after stalling while others waited. */
+  readonly stalls: number;
 }
 
 /**
@@ -56,8 +69,11 @@ export interface PartialFrameBudgetStats {
  * exceed the budget together, all but the oldest stop at their next read, so the oldest always
  * completes and makes room. While the `hold` holds (the heap policy: the copies a large frame
  * leaves behind, several times its size, are still to be collected), every large frame stops at
- * its next read, and goes on when it ends. Memory held by arriving frames: at most
- * `budgetBytes` plus the oldest frame, plus one read per connection.
+ * its next read, and goes on when it ends. A frame that stops growing for `stallMs` while
+ * others wait gives its room up (a peer that starts large frames and stalls cannot block the
+ * others); it keeps what it holds, and asks for room anew when it grows again. Memory held by
+ * arriving frames: at most `budgetBytes` plus the oldest frame, plus one read per connection,
+ * plus what stalled frames hold (bytes their peers did send).
  */
 export class PartialFrameBudget {
   readonly #largeFrameBytes: number;
@@ -68,6 +84,10 @@ export class PartialFrameBudget {
   readonly #waiting: PartialFrameMeter[] = [];
   readonly #hold: PartialFrameHold | undefined;
   readonly #unsubscribe: (() => void) | undefined;
+  readonly #stallMs: number;
+  readonly #now: () => number;
+  #stallCheck: NodeJS.Timeout | undefined;
+  #stalls = 0;
   #admittedBytes = 0;
   #peakBytes = 0;
   #waits = 0;
@@ -77,18 +97,21 @@ export class PartialFrameBudget {
     this.#largeFrameBytes = options.largeFrameBytes ?? LARGE_PARTIAL_FRAME_BYTES;
     this.#budgetBytes = options.budgetBytes ?? PARTIAL_FRAMES_BUDGET_BYTES;
     this.#hold = options.hold;
+    this.#stallMs = options.stallMs ?? PARTIAL_FRAME_STALL_MS;
+    this.#now = options.now ?? (() => performance.now());
     this.#unsubscribe = this.#hold?.subscribe(() => this.#reconsider());
   }
 
   /** A meter for one connection's inbound bytes; `close()` it when the connection ends. */
   meter(reader: PartialFrameReader): PartialFrameMeter {
-    return new PartialFrameMeter(this, reader, this.#largeFrameBytes);
+    return new PartialFrameMeter(this, reader, this.#largeFrameBytes, this.#now);
   }
 
   stats(): PartialFrameBudgetStats {
     return {
       admittedBytes: this.#admittedBytes,
       peakBytes: this.#peakBytes,
+      stalls: this.#stalls,
       waiting: this.#waiting.length + this.#held.size,
       waits: this.#waits,
     };
@@ -98,6 +121,8 @@ export class PartialFrameBudget {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    clearTimeout(this.#stallCheck);
+    this.#stallCheck = undefined;
     this.#unsubscribe?.();
     this.#reconsider();
   }
@@ -111,6 +136,7 @@ export class PartialFrameBudget {
     }
     this.#waiting.push(meter);
     this.#waits += 1;
+    this.#watchStalls();
     return false;
   }
 
@@ -120,6 +146,7 @@ export class PartialFrameBudget {
     if (this.#mayGrow(meter)) return true;
     this.#held.add(meter);
     this.#waits += 1;
+    this.#watchStalls();
     return false;
   }
 
@@ -162,6 +189,31 @@ export class PartialFrameBudget {
     return this.#admitted.values().next().value === meter;
   }
 
+  /** While connections wait, checks every `stallMs` for admitted frames that stopped growing. */
+  #watchStalls(): void {
+    if (this.#stallCheck !== undefined || this.#closed) return;
+    this.#stallCheck = setTimeout(() => {
+      this.#stallCheck = undefined;
+      this.#setAsideStalled();
+    }, this.#stallMs);
+    this.#stallCheck.unref();
+  }
+
+  #setAsideStalled(): void {
+    if (this.#closed || (this.#waiting.length === 0 && this.#held.size === 0)) return;
+    const now = this.#now();
+    for (const meter of [...this.#admitted]) {
+      // A frame we stopped is not stalled; its clock restarts when it may read again.
+      if (this.#held.has(meter) || now - meter.lastGrewAt < this.#stallMs) continue;
+      this.#admitted.delete(meter);
+      this.#admittedBytes -= meter.partialBytes;
+      this.#stalls += 1;
+      meter.setAside();
+    }
+    this.#reconsider();
+    if (this.#waiting.length > 0 || this.#held.size > 0) this.#watchStalls();
+  }
+
   #add(bytes: number): void {
     this.#admittedBytes += bytes;
     if (this.#admittedBytes > this.#peakBytes) this.#peakBytes = this.#admittedBytes;
@@ -183,16 +235,31 @@ export class PartialFrameMeter {
   readonly #budget: PartialFrameBudget;
   readonly #reader: PartialFrameReader;
   readonly #largeFrameBytes: number;
+  readonly #now: () => number;
   #partial = 0;
+  /** The frame's size when it last made progress, and when that was. */
+  #progressBytes = 0;
+  #lastGrewAt = 0;
   /** small: not counted yet; admitted: counted, reading; stopped: waiting or held (not reading). */
   #state: 'small' | 'admitted' | 'stopped' | 'closed' = 'small';
   #counted = false;
 
   /** @internal */
-  constructor(budget: PartialFrameBudget, reader: PartialFrameReader, largeFrameBytes: number) {
+  constructor(
+    budget: PartialFrameBudget,
+    reader: PartialFrameReader,
+    largeFrameBytes: number,
+    now: () => number,
+  ) {
     this.#budget = budget;
     this.#reader = reader;
     this.#largeFrameBytes = largeFrameBytes;
+    this.#now = now;
+  }
+
+  /** When the frame last grew by a read's worth, or was last let go on. */
+  get lastGrewAt(): number {
+    return this.#lastGrewAt;
   }
 
   get partialBytes(): number {
@@ -203,6 +270,7 @@ export class PartialFrameMeter {
   received(bytes: number): void {
     if (this.#state === 'closed') return;
     this.#partial += bytes;
+    if (this.#partial - this.#progressBytes >= PARTIAL_FRAME_PROGRESS_BYTES) this.#progressed();
     if (this.#state === 'admitted') {
       if (!this.#budget.grew(this, bytes)) this.#stop();
     } else if (this.#state === 'small' && this.#partial >= this.#largeFrameBytes) {
@@ -234,7 +302,22 @@ export class PartialFrameMeter {
   resumed(): void {
     if (this.#state !== 'stopped') return;
     this.#state = 'admitted';
+    this.#progressed();
     this.#reader.resume();
+  }
+
+  #progressed(): void {
+    this.#progressBytes = this.#partial;
+    this.#lastGrewAt = this.#now();
+  }
+
+  /**
+   * @internal The frame stalled while others waited: its room went to them. What it holds stays
+   * with it; when it grows again it asks for room anew (and waits for it).
+   */
+  setAside(): void {
+    this.#counted = false;
+    this.#state = 'small';
   }
 
   #stop(): void {
@@ -248,6 +331,7 @@ export class PartialFrameMeter {
     if (this.#counted) this.#budget.release(this, this.#partial);
     this.#counted = false;
     this.#partial = 0;
+    this.#progressBytes = 0;
     return wasStopped;
   }
 }

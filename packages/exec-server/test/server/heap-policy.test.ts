@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { type BuiltCli, buildCliFromSource, CliChild, waitFor } from '@execd/test-kit';
@@ -173,4 +174,44 @@ describe('execd-server under large frames from many connections at once', () => 
     expect(await metricValue(url, 'execd_inbound_large_frame_bytes')).toBe(0);
     for (const { socket } of [...clients, small]) socket.close();
   }, 120_000);
+});
+
+/** Starts one text frame of `declaredBytes` and sends only its first `sentBytes`, then stalls. */
+async function stallInLargeFrame(url: string, declaredBytes: number, sentBytes: number): Promise<WebSocket> {
+  const socket = new WebSocket(url);
+  await new Promise((done, fail) => socket.once('open', done).once('error', fail));
+  const header = Buffer.alloc(14);
+  header[0] = 0x81; // FIN, text
+  header[1] = 0x80 | 127; // masked, 64-bit length
+  header.writeBigUInt64BE(BigInt(declaredBytes), 2); // mask key 0: the payload goes as is
+  const start = '{"id":1,"method":"process/write","params":{"processId":"x","chunk":"';
+  const payload = Buffer.alloc(sentBytes, 'A');
+  payload.write(start);
+  (socket as unknown as { _socket: Socket })._socket.write(Buffer.concat([header, payload]));
+  return socket;
+}
+
+describe('execd-server with peers that start large frames and stall', () => {
+  it('gives their room to the large frames of others', async () => {
+    await using server = new CliChild(cli.script, ['--listen', 'ws://127.0.0.1:0']);
+    const url = await server.firstLine();
+    // 64 x 320 KiB: more than the 16 MiB the large frames arriving may hold together.
+    const stalled = await Promise.all(
+      Array.from({ length: 64 }, () => stallInLargeFrame(url, 8 * MiB, 320 * 1024)),
+    );
+    await waitFor(async () => (await metricValue(url, 'execd_inbound_large_frame_bytes')) >= 15 * MiB, {
+      what: 'the stalled frames to fill the bound',
+    });
+    const client = await openInitialized(url);
+    const answer = await client.request({
+      id: 'w',
+      method: 'process/write',
+      params: { processId: 'nope', chunk: 'A'.repeat(2 * MiB) },
+    });
+    expect(answer.error?.message).toBeDefined();
+    expect(await metricValue(url, 'execd_inbound_large_frame_stalls_total')).toBeGreaterThan(0);
+    // The stalled connections are still there (only their room was taken).
+    expect(stalled.every((socket) => socket.readyState === WebSocket.OPEN)).toBe(true);
+    for (const socket of [...stalled, client.socket]) socket.terminate();
+  }, 60_000);
 });
