@@ -1,7 +1,7 @@
 // What the registry would receive: every public package packed with pnpm, checked as the release
 // script checks it before publishing (scripts/release.mjs), and the release tooling itself.
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect, test } from 'vitest';
@@ -108,4 +108,29 @@ test('changesets runs on this Node and publishes public packages only', async ()
   expect(config.access).toBe('public');
   const { stdout } = await run(join(ROOT, 'node_modules', '.bin', 'changeset'), ['--version'], { cwd: ROOT });
   expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+});
+
+test('every pending changeset has a front matter changesets can read, naming workspace packages', async () => {
+  // A formatter once turned `"pkg": patch` + `---` into a Markdown heading: the release lost it.
+  const names = new Set<string>();
+  for (const dir of await readdir(join(ROOT, 'packages'))) {
+    const manifest = JSON.parse(await readFile(join(ROOT, 'packages', dir, 'package.json'), 'utf8'));
+    names.add(manifest.name);
+  }
+  const files = (await readdir(join(ROOT, '.changeset'))).filter(
+    (f) => f.endsWith('.md') && f !== 'README.md',
+  );
+  for (const file of files) {
+    const text = await readFile(join(ROOT, '.changeset', file), 'utf8');
+    const front = /^---\n([\s\S]*?)\n---\n/.exec(text);
+    expect(front, file).not.toBeNull();
+    const lines = (front?.[1] ?? '').split('\n').filter((line) => line.trim() !== '');
+    expect(lines.length, file).toBeGreaterThan(0);
+    for (const line of lines) {
+      const release = /^"(@execd\/[a-z-]+)": (patch|minor|major)$/.exec(line);
+      expect(release, `${file}: ${line}`).not.toBeNull();
+      expect(names.has(release?.[1] ?? ''), `${file}: ${line}`).toBe(true);
+    }
+    expect(text.slice(front?.[0].length ?? 0).trim().length, file).toBeGreaterThan(0);
+  }
 });
