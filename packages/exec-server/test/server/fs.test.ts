@@ -68,6 +68,21 @@ function bytesOf(value: unknown): Buffer {
 }
 
 describe.each(['json', 'msgpack'] as const)('%s codec', (codec) => {
+  test('a write of megabytes round-trips; megabytes of bad base64 are refused as a short one', async () => {
+    await using client = await connect(codec);
+    const dir = fixture(`big-${codec}`);
+    const data = new Uint8Array(3 * 1024 * 1024 + 1).map((_, i) => (i * 7) & 0xff);
+    const dataBase64 = codec === 'json' ? Buffer.from(data).toString('base64') : data;
+    expect(await client.call('fs/writeFile', { path: uri(join(dir, 'big')), dataBase64 })).toEqual({});
+    expect(Buffer.compare(readFileSync(join(dir, 'big')), data)).toBe(0);
+    if (codec === 'msgpack') return;
+    const bad = `${Buffer.from(data).toString('base64').slice(0, -4)}QR==`;
+    const refused = await failure(client, 'fs/writeFile', { path: uri(join(dir, 'big')), dataBase64: bad });
+    expect(refused.code).toBe(-32600);
+    expect(refused.message).toMatch(/^fs\/writeFile requires valid base64 dataBase64: /);
+    expect(Buffer.compare(readFileSync(join(dir, 'big')), data)).toBe(0);
+  });
+
   test('writeFile then readFile round-trips bytes (base64 on JSON, bin on msgpack)', async () => {
     await using client = await connect(codec);
     const dir = fixture(`rw-${codec}`);

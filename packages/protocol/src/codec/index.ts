@@ -63,7 +63,7 @@ export function createJsonCodec(limits?: Partial<DecodeLimits>): Codec {
     encodeParts: () => undefined,
     encodeText: (message) =>
       encoding('json', () => fastOutputJsonText(message) ?? encodeJsonText(toWireObject(message))),
-    decode: (frame) => classifyMessage(decodeJson(frame, resolved)),
+    decode: (frame) => classifyMessage(decodeJson(frame, resolved, true)),
     decodeValue: (frame) => decodeJson(frame, resolved),
   };
 }

@@ -1,5 +1,6 @@
 import { encodeBase64 } from '../bytes.ts';
 import { FrameDecodeError } from '../errors.ts';
+import { LARGE_JSON_STRING_BYTES, parseWithLargeStrings } from './json-large-strings.ts';
 import type { DecodeLimits } from './limits.ts';
 
 const QUOTE = 0x22;
@@ -103,15 +104,30 @@ const textEncoder = new TextEncoder();
 
 /**
  * Decodes one JSON frame (text or UTF-8 bytes) into a plain value, enforcing the limits. Byte
- * fields stay base64 strings here; the `Bytes` schema turns them into `Uint8Array`s.
+ * fields stay base64 strings here, and the `Bytes` schema turns them into `Uint8Array`s; with
+ * `bytesFields`, a large one in a request or notification whose method reads it as bytes
+ * (`process/write`, `fs/writeFile`, `fs/writeBlock`) arrives decoded already, when it is
+ * canonical base64 (see `json-large-strings.ts`).
  */
-export function decodeJson(frame: string | Uint8Array, limits: DecodeLimits): unknown {
+export function decodeJson(frame: string | Uint8Array, limits: DecodeLimits, bytesFields = false): unknown {
   const size = typeof frame === 'string' ? frame.length : frame.byteLength;
   if (size > limits.maxFrameBytes) {
     throw new FrameDecodeError(
       'invalidRequest',
       `JSON-RPC message of ${size} bytes exceeds maximum length of ${limits.maxFrameBytes} bytes`,
     );
+  }
+  if (typeof frame !== 'string' && size >= LARGE_JSON_STRING_BYTES) {
+    const parsed = parseWithLargeStrings(
+      frame,
+      limits.maxStringLength,
+      (text) => {
+        scanJson(text, limits);
+        return JSON.parse(text);
+      },
+      bytesFields,
+    );
+    if (parsed !== undefined) return parsed;
   }
   let text: string;
   if (typeof frame === 'string') text = frame;
