@@ -44,6 +44,12 @@ export interface PartialFrameReader {
   resume(): void;
 }
 
+/** The raw socket of a connection, as {@link PartialFrameBudget.attach} reads it. */
+export interface MeteredSocket {
+  on(event: 'data', listener: (chunk: Uint8Array) => void): unknown;
+  once(event: 'close', listener: () => void): unknown;
+}
+
 /** Counters of a {@link PartialFrameBudget}. */
 export interface PartialFrameBudgetStats {
   /** Bytes of the large frames being received now. */
@@ -105,6 +111,17 @@ export class PartialFrameBudget {
   /** A meter for one connection's inbound bytes; `close()` it when the connection ends. */
   meter(reader: PartialFrameReader): PartialFrameMeter {
     return new PartialFrameMeter(this, reader, this.#largeFrameBytes, this.#now);
+  }
+
+  /**
+   * A meter counting every read of `socket` and closed with it. Attach it after the WebSocket
+   * library's own listener: a read that completes a frame is then counted after `completed()`.
+   */
+  attach(socket: MeteredSocket, reader: PartialFrameReader): PartialFrameMeter {
+    const meter = this.meter(reader);
+    socket.on('data', (chunk) => meter.received(chunk.byteLength));
+    socket.once('close', () => meter.close());
+    return meter;
   }
 
   stats(): PartialFrameBudgetStats {

@@ -14,7 +14,7 @@ import { noteInboundFrame } from './heap-policy.ts';
 import { NotificationGate } from './notification-gate.ts';
 import { MAX_OUTPUT_BATCH_BYTES, OutboundBatch } from './outbound-batch.ts';
 import { OutboundTurn } from './outbound-turn.ts';
-import type { PartialFrameBudget, PartialFrameMeter } from './partial-frame-budget.ts';
+import type { MeteredSocket, PartialFrameBudget, PartialFrameMeter } from './partial-frame-budget.ts';
 
 /**
  * Interval between server pings: the original's `WEBSOCKET_KEEPALIVE_INTERVAL`. Keeps idle
@@ -42,7 +42,7 @@ export interface WebSocketTransportOptions {
    * The upgraded TCP socket under `socket`, corked across each turn of the event loop so that the
    * frames of one turn leave in one write (`writev`) instead of one write each. Absent: not corked.
    */
-  readonly rawSocket?: Writable | undefined;
+  readonly rawSocket?: (Writable & MeteredSocket) | undefined;
   /**
    * The server's bound on frames still arriving, shared by its connections (needs `rawSocket`,
    * whose reads it counts). Absent: this connection's frames are not bounded together with others.
@@ -77,9 +77,8 @@ export class WebSocketTransport implements ConnectionTransport {
   readonly #pingMarks: number[] = [];
   /** The peer has read at least this much: what was sent before the last ping it answered. */
   #readUpTo = 0;
-  /** Why reading is paused: the inbound queue is full, or a large frame waits for room. */
-  #queuePaused = false;
-  #budgetPaused = false;
+  /** Why reading is paused: the inbound queue is full, a large frame waits for room. */
+  readonly #pausedBy = new Set<'queue' | 'budget'>();
   readonly #partialFrames: PartialFrameMeter | undefined;
   /** When the peer last sent anything (a frame, a ping or a pong). */
   #lastHeardMs = performance.now();
@@ -94,25 +93,12 @@ export class WebSocketTransport implements ConnectionTransport {
     this.label = options.label;
     this.#socket = options.socket;
     this.#turn = new OutboundTurn(options.rawSocket, () => this.#releaseHeld());
-    const raw = options.rawSocket as
-      | (Writable & { on(event: 'data', listener: (chunk: Buffer) => void): unknown })
-      | undefined;
-    if (options.partialFrames && raw) {
-      const meter = options.partialFrames.meter({
-        pause: () => {
-          this.#budgetPaused = true;
-          this.#socket.pause();
-        },
-        resume: () => {
-          this.#budgetPaused = false;
-          this.#resumeIfUnblocked();
-        },
+    this.#partialFrames =
+      options.rawSocket &&
+      options.partialFrames?.attach(options.rawSocket, {
+        pause: () => this.#pauseFor('budget'),
+        resume: () => this.#resumeFor('budget'),
       });
-      this.#partialFrames = meter;
-      // After ws's own listener: a chunk that completes a frame is counted after `completed()`.
-      raw.on('data', (chunk: Buffer) => meter.received(chunk.byteLength));
-      this.#socket.once('close', () => meter.close());
-    }
     this.#codecs = options.codecs;
     this.#logger = options.logger ?? NOOP_LOGGER;
     this.#gate = new NotificationGate({
@@ -219,20 +205,25 @@ export class WebSocketTransport implements ConnectionTransport {
   }
 
   pauseReading(): void {
-    this.#queuePaused = true;
-    this.#socket.pause();
+    this.#pauseFor('queue');
   }
 
   resumeReading(): void {
-    this.#queuePaused = false;
-    this.#resumeIfUnblocked();
+    this.#resumeFor('queue');
   }
 
   get #paused(): boolean {
-    return this.#queuePaused || this.#budgetPaused;
+    return this.#pausedBy.size > 0;
   }
 
-  #resumeIfUnblocked(): void {
+  #pauseFor(reason: 'queue' | 'budget'): void {
+    this.#pausedBy.add(reason);
+    this.#socket.pause();
+  }
+
+  /** Reading goes on once no reason holds it. */
+  #resumeFor(reason: 'queue' | 'budget'): void {
+    this.#pausedBy.delete(reason);
     if (this.#paused) return;
     this.#missedPings = 0;
     this.#socket.resume();

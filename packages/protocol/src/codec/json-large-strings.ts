@@ -6,6 +6,7 @@
 // allocates fresh (on a VM, page faults cost most of a large frame's decoding) and leaves as
 // garbage. Anything unusual returns undefined and the caller takes the ordinary path, so
 // results and errors are exactly the ordinary path's.
+import { parseBase64Ascii } from '../internal/base64-portable.ts';
 
 /** Strings at least this long (in bytes, between the quotes) are cut out. */
 export const LARGE_JSON_STRING_BYTES = 64 * 1024;
@@ -129,7 +130,7 @@ function decodeBytesField(value: unknown, frame: Uint8Array, cut: CutFrame, used
   const index = markIndex((params as Record<string, unknown>)[field], cut);
   if (index === undefined) return;
   const [start, end] = cut.spans[index] as readonly [number, number];
-  const bytes = decodeCanonicalBase64(frame, start, end);
+  const bytes = parseBase64Ascii(frame, start, end);
   if (bytes === undefined) return; // not base64: the string goes back, the schema refuses it
   (params as Record<string, unknown>)[field] = bytes;
   used.add(index);
@@ -187,49 +188,4 @@ function stringContent(frame: Uint8Array, start: number, end: number): string | 
   }
   // Unescaped control characters are what JSON forbids in a string.
   return /[\u0000-\u001f]/.test(text) ? undefined : text;
-}
-
-const SEXTETS = (() => {
-  const table = new Int16Array(256).fill(-1);
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-  for (let i = 0; i < 64; i++) table[alphabet.charCodeAt(i)] = i;
-  return table;
-})();
-
-/**
- * Decodes canonical standard padded base64 from `frame[start, end)` (what `parseBase64` accepts:
- * the standard alphabet, length a multiple of 4, at most two `=` at the end, zero bits after the
- * last byte), or undefined.
- */
-export function decodeCanonicalBase64(frame: Uint8Array, start: number, end: number): Uint8Array | undefined {
-  const length = end - start;
-  if (length % 4 !== 0) return undefined;
-  if (length === 0) return new Uint8Array(0);
-  const padding = frame[end - 1] === 0x3d ? (frame[end - 2] === 0x3d ? 2 : 1) : 0;
-  const out = new Uint8Array((length / 4) * 3 - padding);
-  const full = end - (padding === 0 ? 0 : 4);
-  let o = 0;
-  let i = start;
-  for (; i < full; i += 4) {
-    const v =
-      ((SEXTETS[frame[i] as number] as number) << 18) |
-      ((SEXTETS[frame[i + 1] as number] as number) << 12) |
-      ((SEXTETS[frame[i + 2] as number] as number) << 6) |
-      (SEXTETS[frame[i + 3] as number] as number);
-    if (v < 0) return undefined;
-    out[o++] = v >> 16;
-    out[o++] = (v >> 8) & 0xff;
-    out[o++] = v & 0xff;
-  }
-  if (padding !== 0) {
-    const a = SEXTETS[frame[i] as number] as number;
-    const b = SEXTETS[frame[i + 1] as number] as number;
-    const c = padding === 1 ? (SEXTETS[frame[i + 2] as number] as number) : 0;
-    if (a < 0 || b < 0 || c < 0) return undefined;
-    const v = (a << 18) | (b << 12) | (c << 6);
-    if ((padding === 2 ? v & 0xffff : v & 0xff) !== 0) return undefined; // bits after the last byte
-    out[o++] = v >> 16;
-    if (padding === 1) out[o++] = (v >> 8) & 0xff;
-  }
-  return out;
 }

@@ -3,8 +3,8 @@
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
-/** Sextet value of each ASCII code, -1 for characters outside the standard alphabet. */
-const BASE64_LOOKUP: Int16Array = new Int16Array(128).fill(-1);
+/** Sextet value of each byte value, -1 for characters outside the standard alphabet. */
+const BASE64_LOOKUP: Int16Array = new Int16Array(256).fill(-1);
 for (let i = 0; i < ALPHABET.length; i++) BASE64_LOOKUP[ALPHABET.charCodeAt(i)] = i;
 
 /** Encodes bytes as standard padded base64 without host APIs. */
@@ -71,5 +71,41 @@ export function decodeBase64Portable(text: string): Uint8Array {
     if (o < out.length) out[o++] = (n >> 8) & 255;
     if (o < out.length) out[o++] = n & 255;
   }
+  return out;
+}
+
+/**
+ * Decodes canonical standard padded base64 held as bytes in `source[start, end)` (what
+ * `isBase64Portable` accepts), or undefined when it is not: for a payload still inside a frame.
+ */
+export function parseBase64Ascii(source: Uint8Array, start: number, end: number): Uint8Array | undefined {
+  const length = end - start;
+  if (length % 4 !== 0) return undefined;
+  const pad = length === 0 || source[end - 1] !== 0x3d ? 0 : source[end - 2] === 0x3d ? 2 : 1;
+  const out = new Uint8Array((length / 4) * 3 - pad);
+  const full = end - (pad === 0 ? 0 : 4);
+  let o = 0;
+  let i = start;
+  for (; i < full; i += 4) {
+    const n =
+      (BASE64_LOOKUP[source[i]!]! << 18) |
+      (BASE64_LOOKUP[source[i + 1]!]! << 12) |
+      (BASE64_LOOKUP[source[i + 2]!]! << 6) |
+      BASE64_LOOKUP[source[i + 3]!]!;
+    if (n < 0) return undefined; // a -1 anywhere makes the whole value negative
+    out[o++] = n >> 16;
+    out[o++] = (n >> 8) & 255;
+    out[o++] = n & 255;
+  }
+  if (pad === 0) return out;
+  const a = BASE64_LOOKUP[source[i]!]!;
+  const b = BASE64_LOOKUP[source[i + 1]!]!;
+  const c = pad === 1 ? BASE64_LOOKUP[source[i + 2]!]! : 0;
+  if (a < 0 || b < 0 || c < 0) return undefined;
+  const n = (a << 18) | (b << 12) | (c << 6);
+  // One pad char: the last symbol carries 2 unused bits; two pad chars: 4 unused bits.
+  if ((pad === 1 ? n & 0xff : n & 0xffff) !== 0) return undefined;
+  out[o++] = n >> 16;
+  if (pad === 1) out[o] = (n >> 8) & 255;
   return out;
 }
