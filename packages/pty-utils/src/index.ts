@@ -42,6 +42,7 @@ export {
   toExitStatus,
   toPtyExitStatus,
 } from './exit-status.ts';
+export { type ForkedChild, ForkServer, type ForkServerOptions } from './fork-server/fork-server.ts';
 export { closeInheritedDescriptors } from './inherited-descriptors.ts';
 export { type InputWaitReason, probeInputWait } from './input-wait.ts';
 export {

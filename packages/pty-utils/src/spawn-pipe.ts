@@ -1,9 +1,10 @@
 import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process';
-import type { Writable } from 'node:stream';
-import { ExecError, NOOP_LOGGER } from '@execd/protocol';
+import type { Readable, Writable } from 'node:stream';
+import { ExecError, type Logger, NOOP_LOGGER } from '@execd/protocol';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from './constants.ts';
-import { resolveSpawn } from './executables/resolve-program.ts';
+import { type ResolvedSpawn, resolveSpawn } from './executables/resolve-program.ts';
 import { toExitStatus } from './exit-status.ts';
+import type { ForkServer } from './fork-server/fork-server.ts';
 import { ChildHandle, type StdinPort } from './internal/child-handle.ts';
 import { forkJoiningCgroups } from './internal/thread-cgroup.ts';
 import { stdinClosedError } from './stdin-closed.ts';
@@ -74,6 +75,7 @@ function waitForSpawn(child: ChildProcess, file: string): Promise<void> {
 export async function spawnPipe(options: PipeSpawnOptions): Promise<SpawnedProcess> {
   const resolved = resolveSpawn(options);
   const logger = options.logger ?? NOOP_LOGGER;
+  if (options.forkServer?.usable) return spawnForked(options.forkServer, resolved, options, logger);
   const stdio: StdioOptions = [options.stdin === 'pipe' ? 'pipe' : 'ignore', 'pipe', 'pipe'];
   let child: ChildProcess;
   try {
@@ -108,15 +110,49 @@ export async function spawnPipe(options: PipeSpawnOptions): Promise<SpawnedProce
   // Errors after a successful spawn (a failed kill) are not the child's fate; exit/close report that.
   child.on('error', (error) => logger.debug('child process error', { pid, error }));
   logger.debug('spawned on pipes', { pid, file: resolved.file, cwd: resolved.cwd });
+  return pipeChild(options, logger, { pid, stdout, stderr, stdin: child.stdin, exit });
+}
+
+/** Through the fork server: the child joins its cgroups itself and never sees our descriptors. */
+async function spawnForked(
+  forkServer: ForkServer,
+  resolved: ResolvedSpawn,
+  options: PipeSpawnOptions,
+  logger: Logger,
+): Promise<SpawnedProcess> {
+  const forked = await forkServer.spawn(resolved, {
+    stdin: options.stdin === 'pipe',
+    joinCgroups: options.joinCgroups,
+  });
+  forked.stdin?.on('error', () => {});
+  logger.debug('spawned on pipes by the fork server', {
+    pid: forked.pid,
+    file: resolved.file,
+    cwd: resolved.cwd,
+  });
+  return pipeChild(options, logger, forked);
+}
+
+function pipeChild(
+  options: PipeSpawnOptions,
+  logger: Logger,
+  child: {
+    readonly pid: number;
+    readonly stdout: Readable;
+    readonly stderr: Readable;
+    readonly stdin: Writable | null;
+    readonly exit: Promise<ExitStatus>;
+  },
+): SpawnedProcess {
   return new ChildHandle({
-    pid,
+    pid: child.pid,
     tty: false,
     sources: [
-      { name: 'stdout', stream: stdout },
-      { name: 'stderr', stream: stderr },
+      { name: 'stdout', stream: child.stdout },
+      { name: 'stderr', stream: child.stderr },
     ],
     stdin: new PipeStdin(child.stdin),
-    exit,
+    exit: child.exit,
     resize: undefined,
     politeSignal: 'SIGTERM',
     drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS,

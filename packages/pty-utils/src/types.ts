@@ -1,4 +1,5 @@
 import type { Logger } from '@execd/protocol';
+import type { ForkServer } from './fork-server/fork-server.ts';
 
 /** Label of an output chunk: `pty` for PTY children (one merged stream), else `stdout`/`stderr`. */
 export type OutputStreamName = 'stdout' | 'stderr' | 'pty';
@@ -58,6 +59,11 @@ export interface PtySpawnOptions extends SpawnOptions {
 export interface PipeSpawnOptions extends SpawnOptions {
   /** `pipe`: stdin is writable; `null` (default): stdin is /dev/null. */
   readonly stdin?: 'pipe' | 'null' | undefined;
+  /**
+   * Start the child from this fork server's helper rather than by forking this process (see
+   * `ForkServer`); ignored once it is no longer `usable`.
+   */
+  readonly forkServer?: ForkServer | undefined;
 }
 
 /** Options for `terminate`. */

@@ -4,7 +4,14 @@ import { waitFor } from '@execd/test-kit';
 import { describe, expect, test } from 'vitest';
 import { OUTPUT_HIGH_WATER_BYTES } from '../src/constants.ts';
 import type { SpawnedProcess } from '../src/types.ts';
-import { closeSpawnedAfterEach, pipe, procStat, pty } from './helpers/harness.ts';
+import {
+  closeSpawnedAfterEach,
+  PIPE_SPAWNERS,
+  pipe,
+  procStat,
+  pty,
+  spawnPipesFrom,
+} from './helpers/harness.ts';
 
 closeSpawnedAfterEach();
 
@@ -64,5 +71,13 @@ describe.skipIf(process.platform !== 'linux')('backpressure', () => {
     await using proc = await pipe(['head', '-c', String(FLOOD_BYTES), '/dev/zero']);
     for await (const _ of proc.output()) break;
     expect(await proc.closed).toEqual({ exitCode: 0, signal: null });
+  });
+});
+
+describe.skipIf(process.platform !== 'linux')('backpressure on pipes a fork server made', () => {
+  spawnPipesFrom(PIPE_SPAWNERS[1]);
+  test('pauses the child above the high-water mark and resumes it when read', async () => {
+    await using proc = await pipe(['head', '-c', String(FLOOD_BYTES), '/dev/zero']);
+    await expectHeldThenReleased(proc);
   });
 });

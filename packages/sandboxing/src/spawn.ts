@@ -1,5 +1,6 @@
 import { ExecError, type Logger, type SandboxType } from '@execd/protocol';
 import {
+  type ForkServer,
   joinWrapperPerl,
   type PipeSpawnOptions,
   type SpawnedProcess,
@@ -74,6 +75,8 @@ export interface SpawnRequest {
    * next one of its kind is started after it. Without it every sandbox starts cold.
    */
   readonly preparedSandboxes?: PreparedSandboxes | undefined;
+  /** Commands on pipes (and their sandboxes) are started by it rather than forked here. */
+  readonly forkServer?: ForkServer | undefined;
   readonly logger?: Logger | undefined;
 }
 
@@ -323,7 +326,7 @@ async function spawnPlanned(
   };
   return request.tty
     ? spawnPty({ ...options, cols: request.cols, rows: request.rows })
-    : spawnPipe({ ...options, stdin: request.stdinOpen ? 'pipe' : 'null' });
+    : spawnPipe({ ...options, stdin: request.stdinOpen ? 'pipe' : 'null', forkServer: request.forkServer });
 }
 
 /** A waiter's command line: only for a plan with a waiting form, never behind a bridge. */

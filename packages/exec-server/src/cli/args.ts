@@ -23,6 +23,8 @@ export interface ExecServerCliArgs {
   readonly requireSandbox: boolean;
   /** `--prepare-sandboxes`: start a repeating kind of sandboxed command's next sandbox ahead of it. */
   readonly prepareSandboxes: boolean;
+  /** False with `--no-fork-server`: the server forks every command itself. */
+  readonly forkServer: boolean;
 }
 
 /** The `--help` text. */
@@ -56,6 +58,9 @@ Options:
                                next sandbox of its kind and keep it waiting (up to 60 s): the
                                next such command starts in ~1/3 of the time; a waiting sandbox
                                holds its workspace's empty .git/.codex/.agents mount points
+  --no-fork-server             fork every command from the server itself (by default commands
+                               on pipes are started by a small helper process, so a large
+                               server is not copied for each; needs perl, else it forks)
   -h, --help                   show this help
   -V, --version                print the version
 
@@ -96,6 +101,7 @@ export function parseCliArgs(argv: readonly string[]): ExecServerCliArgs {
   let version = false;
   let requireSandbox = false;
   let prepareSandboxes = false;
+  let forkServer = true;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '-h' || arg === '--help') {
@@ -112,6 +118,10 @@ export function parseCliArgs(argv: readonly string[]): ExecServerCliArgs {
     }
     if (arg === '--prepare-sandboxes') {
       prepareSandboxes = true;
+      continue;
+    }
+    if (arg === '--no-fork-server') {
+      forkServer = false;
       continue;
     }
     const eq = arg.indexOf('=');
@@ -169,5 +179,6 @@ export function parseCliArgs(argv: readonly string[]): ExecServerCliArgs {
     version,
     requireSandbox,
     prepareSandboxes,
+    forkServer,
   };
 }

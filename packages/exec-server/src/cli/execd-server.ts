@@ -4,7 +4,7 @@
 import { fstatSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { resolve } from 'node:path';
-import { closeInheritedDescriptors } from '@execd/pty-utils';
+import { closeInheritedDescriptors, ForkServer } from '@execd/pty-utils';
 import { PreparedSandboxes } from '@execd/sandboxing';
 import packageJson from '../../package.json' with { type: 'json' };
 import { guardSpawned } from '../local/index.ts';
@@ -114,6 +114,9 @@ async function main(): Promise<void> {
     file === undefined ? [] : [resolve(file)],
   );
   // Closed after the server (which ends every command first).
+  const forkServer = args.forkServer ? await ForkServer.start({ logger }) : undefined;
+  if (args.forkServer && forkServer === undefined)
+    logger.info('no fork server here: the server forks commands');
   const preparedSandboxes = args.prepareSandboxes
     ? new PreparedSandboxes({ onStarted: guardSpawned, logger })
     : undefined;
@@ -121,6 +124,7 @@ async function main(): Promise<void> {
     processTable: {
       ...(hiddenTokenFiles.length === 0 ? {} : { sandboxHiddenPaths: hiddenTokenFiles }),
       ...(preparedSandboxes === undefined ? {} : { preparedSandboxes }),
+      ...(forkServer === undefined ? {} : { forkServer }),
     },
   };
   const reverse =
@@ -156,6 +160,7 @@ async function main(): Promise<void> {
     void server
       .close()
       .then(() => preparedSandboxes?.close())
+      .then(() => forkServer?.close())
       .then(() => (isStdio ? flush(output) : undefined))
       .then(() => process.exit(0));
   if (stopping !== undefined) {
@@ -167,6 +172,7 @@ async function main(): Promise<void> {
   void server.closed.then(async () => {
     if (stopping !== undefined) return;
     await preparedSandboxes?.close();
+    await forkServer?.close();
     if (isStdio) await flush(output);
     process.exit(0);
   });

@@ -56,6 +56,7 @@ export async function defaultSpawner(request: LocalSpawnRequest): Promise<LocalS
       hiddenPaths: request.hiddenPaths,
       ...(request.limits === undefined ? {} : { limits: request.limits }),
       preparedSandboxes: request.preparedSandboxes,
+      forkServer: request.forkServer,
     });
     // The child's group must not outlive this process if it is killed without cleaning up (a
     // prepared sandbox's was guarded when it started: see the pool's `onStarted`).

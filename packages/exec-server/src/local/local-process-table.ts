@@ -243,6 +243,7 @@ export class LocalProcessTable implements ProcessTable, AsyncDisposable {
         hiddenPaths: this.#config.sandboxHiddenPaths,
         limits: this.#config.commandLimits,
         preparedSandboxes: this.#config.preparedSandboxes,
+        forkServer: this.#config.forkServer,
       });
     } catch (error) {
       await network?.close();

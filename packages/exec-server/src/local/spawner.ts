@@ -1,5 +1,5 @@
 import type { SandboxParam, SandboxType } from '@execd/protocol';
-import type { SpawnedProcess } from '@execd/pty-utils';
+import type { ForkServer, SpawnedProcess } from '@execd/pty-utils';
 import type {
   CommandLimits,
   CommandOutput,
@@ -47,6 +47,8 @@ export interface LocalSpawnRequest {
   readonly limits?: CommandLimits | false | undefined;
   /** Sandboxes started ahead of their commands (see sandboxing's `PreparedSandboxes`). */
   readonly preparedSandboxes?: PreparedSandboxes | undefined;
+  /** Starts commands on pipes instead of a fork of this process (pty-utils' `ForkServer`). */
+  readonly forkServer?: ForkServer | undefined;
 }
 
 /** A launched child and the sandbox it actually runs under. */

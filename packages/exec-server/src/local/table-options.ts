@@ -1,7 +1,7 @@
 import type { NetworkResolver, StartBridgeOptions } from '@execd/network-proxy';
 import { type Logger, NOOP_LOGGER } from '@execd/protocol';
 import type { EventLogLimits } from '@execd/protocol/contract';
-import type { BaseEnv } from '@execd/pty-utils';
+import type { BaseEnv, ForkServer } from '@execd/pty-utils';
 import type { CommandLimits, PreparedSandboxes, SandboxRootPins } from '@execd/sandboxing';
 import { defaultSandboxDenied, defaultSpawner } from './default-spawner.ts';
 import * as limits from './limits.ts';
@@ -57,6 +57,11 @@ export interface LocalProcessTableOptions {
    */
   readonly preparedSandboxes?: PreparedSandboxes | undefined;
   /**
+   * Starts commands on pipes from a small helper process instead of forking the server (see
+   * pty-utils' `ForkServer`); owned and closed by whoever made it. Undefined: the server forks.
+   */
+  readonly forkServer?: ForkServer | undefined;
+  /**
    * The pins of the sandboxes' writable roots (default: one set per table, i.e. per session,
    * pinned at first use). An environment passes its own, pinned when it was created.
    */
@@ -87,6 +92,7 @@ export interface TableConfig {
   readonly sandboxHiddenPaths: readonly string[];
   readonly commandLimits: CommandLimits | false | undefined;
   readonly preparedSandboxes: PreparedSandboxes | undefined;
+  readonly forkServer: ForkServer | undefined;
   readonly sandboxRootPins: SandboxRootPins | undefined;
   readonly exitedRetentionMs: number;
   readonly retention: RetentionLimits;
@@ -112,6 +118,7 @@ export function resolveTableOptions(options: LocalProcessTableOptions): TableCon
     sandboxHiddenPaths: options.sandboxHiddenPaths ?? [],
     commandLimits: options.commandLimits,
     preparedSandboxes: options.preparedSandboxes,
+    forkServer: options.forkServer,
     sandboxRootPins: options.sandboxRootPins,
     exitedRetentionMs: options.exitedRetentionMs ?? limits.EXITED_PROCESS_RETENTION_MS,
     retention: {

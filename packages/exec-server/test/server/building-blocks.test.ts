@@ -282,8 +282,10 @@ describe('execd-server arguments', () => {
       version: false,
       requireSandbox: false,
       prepareSandboxes: false,
+      forkServer: true,
     });
     expect(parseCliArgs(['--prepare-sandboxes'])).toMatchObject({ prepareSandboxes: true });
+    expect(parseCliArgs(['--no-fork-server'])).toMatchObject({ forkServer: false });
     expect(parseCliArgs([])).toMatchObject({
       listen: undefined,
       allowedHosts: [],

@@ -1,6 +1,6 @@
 // The `execd-server` command as a real child process: one URL line, JSON logs on stderr, the
 // original's --listen errors, auth, and a clean exit 0 on SIGTERM/SIGINT with no surviving children.
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,6 +90,38 @@ describe('execd-server', () => {
     expect((await server.exited).code).toBe(1);
     expect(server.stderr).toContain(message);
     expect(server.stdout).toBe('');
+  });
+
+  test.each([
+    [[], 'a fork server helper (perl, a child of the server)'],
+    [['--no-fork-server'], 'the server itself'],
+  ] as const)('commands on pipes started with %j are forked by %s; SIGTERM leaves nothing', async (flags) => {
+    await using server = new CliChild(cli.script, ['--log-level', 'warn', ...flags], {
+      env: envWithout('EXECD_AUTH_TOKEN'),
+    });
+    await using client = await RawWsClient.connect(await server.firstLine());
+    await client.initialize();
+    await client.call('process/start', {
+      processId: 'stat',
+      argv: ['sh', '-c', 'cat /proc/$$/stat'],
+      cwd: CWD,
+      env: {},
+      tty: false,
+    });
+    const stat = await readText(client, 'stat');
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const parentStat = readFileSync(`/proc/${parent}/stat`, 'utf8');
+    const grandparent = Number(parentStat.slice(parentStat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (flags.length === 0) {
+      expect(readFileSync(`/proc/${parent}/comm`, 'utf8').trim()).toBe('perl');
+      expect(grandparent).toBe(server.child.pid);
+      tracker.add(parent);
+    } else {
+      expect(parent).toBe(server.child.pid);
+    }
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    await tracker.expectNoSurvivors();
   });
 
   test('bad usage exits 2 with the usage text', async () => {

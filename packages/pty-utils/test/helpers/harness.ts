@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expectGone, waitFor } from '@execd/test-kit';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { ForkServer } from '../../src/fork-server/fork-server.ts';
 import { spawnPipe } from '../../src/spawn-pipe.ts';
 import { spawnPty } from '../../src/spawn-pty.ts';
 import type { OutputChunk, PipeSpawnOptions, PtySpawnOptions, SpawnedProcess } from '../../src/types.ts';
@@ -20,9 +21,30 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
 const spawned: SpawnedProcess[] = [];
 const tempDirs: string[] = [];
 
+let forkServer: ForkServer | undefined;
+
+/** The ways a pipe child can be started: forked by this process, or by a fork server. */
+export const PIPE_SPAWNERS = ['this process', 'the fork server'] as const;
+
+/**
+ * In the enclosing `describe`, `pipe()` starts children from a fork server (`the fork server`)
+ * or by forking this process (`this process`). The server is closed after the block.
+ */
+export function spawnPipesFrom(spawner: (typeof PIPE_SPAWNERS)[number]): void {
+  if (spawner === 'this process') return;
+  beforeAll(async () => {
+    forkServer = await ForkServer.start();
+    if (forkServer === undefined) throw new Error('the fork server cannot run here');
+  });
+  afterAll(async () => {
+    await forkServer?.close();
+    forkServer = undefined;
+  });
+}
+
 /** `spawnPipe` with a test env and cwd; the process is checked for leaks after the test. */
 export async function pipe(argv: string[], options: Partial<PipeSpawnOptions> = {}): Promise<SpawnedProcess> {
-  const proc = await spawnPipe({ argv, cwd: tmpdir(), env: testEnv(), ...options });
+  const proc = await spawnPipe({ argv, cwd: tmpdir(), env: testEnv(), forkServer, ...options });
   spawned.push(proc);
   return proc;
 }

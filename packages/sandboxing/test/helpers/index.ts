@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'no
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxParam, SandboxType } from '@execd/protocol';
+import type { ForkServer } from '@execd/pty-utils';
 import {
   type CommandOutput,
   locateBwrap,
@@ -51,6 +52,8 @@ export interface RunOptions {
   readonly resolve?: ResolvePolicyOptions;
   readonly env?: Record<string, string>;
   readonly bwrapSearchPath?: string;
+  /** Start it from this fork server's helper instead of forking the test worker. */
+  readonly forkServer?: ForkServer | undefined;
 }
 
 /** Launches a sandboxed process (pipes, or a PTY). */
@@ -70,6 +73,7 @@ export async function startSandboxed(
     tty: options.tty ?? false,
     stdinOpen: options.stdinOpen ?? false,
     bwrapSearchPath: options.bwrapSearchPath,
+    forkServer: options.forkServer,
   });
 }
 

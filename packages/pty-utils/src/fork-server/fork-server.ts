@@ -1,0 +1,327 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, constants as fsConstants, openSync, readFileSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { constants as osConstants } from 'node:os';
+import { ExecError, type Logger, NOOP_LOGGER } from '@execd/protocol';
+import type { ResolvedSpawn } from '../executables/resolve-program.ts';
+import { toExitStatus } from '../exit-status.ts';
+import { joinWrapperPerl } from '../internal/cgroup-join.ts';
+import type { ExitStatus } from '../types.ts';
+import { FORK_SERVER_SCRIPT } from './helper-script.ts';
+
+/** A command the fork server started: its pid, this process's ends of its pipes, its exit. */
+export interface ForkedChild {
+  readonly pid: number;
+  readonly stdout: Socket;
+  readonly stderr: Socket;
+  /** Null when it was started with stdin on /dev/null. */
+  readonly stdin: Socket | null;
+  /** Resolves (never rejects) once the command was reaped. */
+  readonly exit: Promise<ExitStatus>;
+}
+
+export interface ForkServerOptions {
+  readonly logger?: Logger | undefined;
+}
+
+/** How often the commands of a helper that died are looked for in /proc (nobody reaps them for us). */
+const ORPHAN_POLL_MS = 100;
+
+const ERRNO_NAMES: ReadonlyMap<number, string> = new Map(
+  Object.entries(osConstants.errno).map(([name, num]) => [num, name]),
+);
+
+interface Pending {
+  readonly resolve: (child: ForkedChild) => void;
+  readonly reject: (error: Error) => void;
+  readonly resolved: ResolvedSpawn;
+  readonly stdin: boolean;
+}
+
+/**
+ * `/proc/<pid>/stat`'s start time, which tells a pid's process apart from a later one's;
+ * undefined once it is gone or a zombie (whoever adopted it may never reap it).
+ */
+function liveStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' ? undefined : fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Starts commands on pipes from a small helper process instead of forking this one.
+ *
+ * libuv forks the whole server for every command, on its main thread: the page tables of a
+ * server holding hundreds of megabytes (connections, retained output) are copied, and every page
+ * the server writes afterwards faults once. Under many clients that is half of the server's main
+ * thread. The helper (a perl program, `helper-script.ts`) is a few megabytes and does the fork
+ * and the wait for the exec on its own; the server opens the command's pipes through
+ * `/proc/<helper>/fd/N` (pipes, unlike libuv's socket pairs, can be reopened that way) and hears
+ * of the exit from the helper, which reaps it.
+ *
+ * Commands it starts hold descriptors 0-2 only, whatever this process has open (a terminal
+ * master included), and join their cgroups themselves before the program runs. PTYs are not its
+ * business. When the helper cannot be started (no trusted perl, not Linux, a `/proc` that hides
+ * the helper's descriptors) {@link ForkServer.start} returns undefined and spawns fork as before.
+ * If the helper dies, requests in flight fail with `spawnFailed`, later ones are refused
+ * ({@link usable} turns false), and the commands it had started are reported exited (code -1)
+ * once they are gone from /proc.
+ */
+export class ForkServer {
+  readonly #helper: ChildProcess;
+  readonly #helperPid: number;
+  readonly #logger: Logger;
+  readonly #pending = new Map<string, Pending>();
+  readonly #exits = new Map<number, { resolve: (status: ExitStatus) => void; started: string | undefined }>();
+  readonly #ended: Promise<void>;
+  #nextId = 0;
+  #alive = true;
+  #closing = false;
+  #closed: Promise<void> | undefined;
+  #lines = '';
+
+  private constructor(helper: ChildProcess, helperPid: number, logger: Logger) {
+    this.#helper = helper;
+    this.#helperPid = helperPid;
+    this.#logger = logger;
+    this.#ended = new Promise((resolve) => helper.once('close', () => resolve()));
+    helper.once('exit', (code, signal) => this.#helperGone(code, signal));
+    helper.stdout?.on('data', (text: string) => this.#onData(text));
+    helper.stderr?.on('data', (text: string) => logger.warn('fork server helper', { stderr: text.trim() }));
+    helper.stdin?.on('error', (error) => logger.debug('fork server helper stdin', { error }));
+  }
+
+  /**
+   * Starts a helper and proves this process can open its descriptors; undefined (nothing left
+   * running) when it cannot be used here.
+   */
+  static async start(options: ForkServerOptions = {}): Promise<ForkServer | undefined> {
+    const logger = options.logger ?? NOOP_LOGGER;
+    const perl = process.platform === 'linux' ? joinWrapperPerl() : null;
+    if (perl === null) return undefined;
+    let helper: ChildProcess;
+    try {
+      helper = spawn(perl, ['-e', FORK_SERVER_SCRIPT], {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+        env: {},
+      });
+    } catch (error) {
+      logger.debug('fork server unavailable: its helper did not start', { error });
+      return undefined;
+    }
+    helper.stdout?.setEncoding('latin1');
+    helper.stderr?.setEncoding('utf8');
+    const probe = await new Promise<number | undefined>((resolve) => {
+      let text = '';
+      const onData = (chunk: string): void => {
+        text += chunk;
+        const match = /^P (\d+)\n/.exec(text);
+        if (match === null) return;
+        helper.stdout?.off('data', onData);
+        helper.off('exit', onExit);
+        resolve(Number(match[1]));
+      };
+      const onExit = (): void => resolve(undefined);
+      helper.stdout?.on('data', onData);
+      helper.once('exit', onExit);
+      helper.once('error', onExit);
+    });
+    const pid = helper.pid;
+    if (probe === undefined || pid === undefined) {
+      logger.debug('fork server unavailable: its helper ended at start-up');
+      return undefined;
+    }
+    try {
+      closeSync(openSync(`/proc/${pid}/fd/${probe}`, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK));
+    } catch (error) {
+      logger.debug("fork server unavailable: the helper's descriptors cannot be opened", { error });
+      helper.kill('SIGKILL');
+      return undefined;
+    }
+    const server = new ForkServer(helper, pid, logger);
+    server.#send(['r', 'probe']);
+    // An idle helper must not keep this process alive (see `#holdLoop`).
+    helper.unref();
+    for (const stream of [helper.stdin, helper.stdout, helper.stderr]) (stream as Socket | null)?.unref();
+    return server;
+  }
+
+  /** False once the helper ended or `close()` was called: spawn without it then. */
+  get usable(): boolean {
+    return this.#alive && !this.#closing;
+  }
+
+  /** The helper's pid (for diagnostics and tests). */
+  get helperPid(): number {
+    return this.#helperPid;
+  }
+
+  /**
+   * Starts `resolved` (already validated by `resolveSpawn`) on pipes. Rejects with `spawnFailed`
+   * when the exec fails or the helper is gone.
+   */
+  spawn(
+    resolved: ResolvedSpawn,
+    options: { readonly stdin: boolean; readonly joinCgroups?: readonly string[] | undefined },
+  ): Promise<ForkedChild> {
+    if (!this.usable) {
+      return Promise.reject(
+        new ExecError('spawnFailed', `failed to spawn ${resolved.file}: the fork server ended`),
+      );
+    }
+    const id = String(this.#nextId++);
+    const groups = options.joinCgroups ?? [];
+    const env = Object.entries(resolved.env).map(([name, value]) => `${name}=${value}`);
+    const argv = [resolved.arg0, ...resolved.argv.slice(1)];
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject, resolved, stdin: options.stdin });
+      this.#holdLoop();
+      this.#send([
+        's',
+        id,
+        options.stdin ? 'p' : 'n',
+        resolved.cwd,
+        resolved.file,
+        String(argv.length),
+        ...argv,
+        String(env.length),
+        ...env,
+        String(groups.length),
+        ...groups,
+      ]);
+    });
+  }
+
+  /**
+   * Ends the helper; resolves when it has exited. Idempotent. End the commands it started first:
+   * a sandbox's bubblewrap ends with the helper (as with a server that dies), others run on
+   * unreaped by it and are reported exited (code -1) once they are gone.
+   */
+  close(): Promise<void> {
+    this.#closing = true;
+    this.#closed ??= (async () => {
+      // Waited for: the helper is held until it has exited.
+      this.#helper.ref();
+      this.#helper.stdin?.end();
+      await this.#ended;
+    })();
+    return this.#closed;
+  }
+
+  /** Keeps the event loop alive while a request is answered or a command it started runs. */
+  #holdLoop(): void {
+    const busy = this.#pending.size > 0 || this.#exits.size > 0;
+    const stdout = this.#helper.stdout as Socket | null;
+    if (busy) stdout?.ref();
+    else stdout?.unref();
+  }
+
+  #send(fields: readonly string[]): void {
+    const body = Buffer.from(fields.join('\0'), 'utf8');
+    const head = Buffer.allocUnsafe(4);
+    head.writeUInt32BE(body.length, 0);
+    this.#helper.stdin?.write(Buffer.concat([head, body]));
+  }
+
+  #onData(text: string): void {
+    this.#lines += text;
+    for (let end = this.#lines.indexOf('\n'); end >= 0; end = this.#lines.indexOf('\n')) {
+      const line = this.#lines.slice(0, end);
+      this.#lines = this.#lines.slice(end + 1);
+      this.#onLine(line.split(' '));
+    }
+    this.#holdLoop();
+  }
+
+  #onLine([kind, first = '', ...rest]: string[]): void {
+    if (kind === 'X') {
+      const status = Number(rest[0]);
+      const waiter = this.#exits.get(Number(first));
+      this.#exits.delete(Number(first));
+      // A wait status: the low 7 bits are the signal (0: a normal exit, whose code is bits 8-15).
+      const signal = status & 0x7f;
+      waiter?.resolve(signal === 0 ? toExitStatus((status >> 8) & 0xff, null) : toExitStatus(null, signal));
+      return;
+    }
+    const pending = this.#pending.get(first);
+    if (pending === undefined) return;
+    this.#pending.delete(first);
+    if (kind === 'F') {
+      const code = ERRNO_NAMES.get(Number(rest[0])) ?? `errno ${rest[0]}`;
+      const where = rest[1] === 'chdir' ? ` (cwd ${pending.resolved.cwd})` : '';
+      pending.reject(
+        new ExecError(
+          'spawnFailed',
+          `failed to spawn ${pending.resolved.file}: spawn ${pending.resolved.file} ${code}${where}`,
+        ),
+      );
+      return;
+    }
+    if (kind === 'S') this.#started(first, pending, rest.map(Number));
+  }
+
+  #started(id: string, pending: Pending, [pid = 0, outFd = 0, errFd = 0, inFd = -1]: number[]): void {
+    const exit = new Promise<ExitStatus>((resolve) =>
+      this.#exits.set(pid, { resolve, started: liveStartTime(pid) }),
+    );
+    let child: ForkedChild;
+    try {
+      const open = (fd: number, flags: number): number =>
+        openSync(`/proc/${this.#helperPid}/fd/${fd}`, flags | fsConstants.O_NONBLOCK);
+      const stdout = new Socket({ fd: open(outFd, fsConstants.O_RDONLY), readable: true, writable: false });
+      const stderr = new Socket({ fd: open(errFd, fsConstants.O_RDONLY), readable: true, writable: false });
+      const stdin = pending.stdin
+        ? new Socket({ fd: open(inFd, fsConstants.O_WRONLY), readable: false, writable: true })
+        : null;
+      child = { pid, stdout, stderr, stdin, exit };
+    } catch (error) {
+      // The command runs, but nobody here can read it: end it rather than leave it blocked.
+      this.#send(['r', id]);
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {}
+      pending.reject(
+        new ExecError(
+          'spawnFailed',
+          `failed to spawn ${pending.resolved.file}: its pipes could not be opened`,
+          {
+            cause: error,
+          },
+        ),
+      );
+      return;
+    }
+    this.#send(['r', id]);
+    pending.resolve(child);
+  }
+
+  #helperGone(code: number | null, signal: NodeJS.Signals | null): void {
+    this.#alive = false;
+    if (!this.#closing || this.#exits.size > 0) {
+      this.#logger.error('the fork server helper ended', { code, signal, running: this.#exits.size });
+    }
+    for (const [id, pending] of this.#pending) {
+      this.#pending.delete(id);
+      pending.reject(
+        new ExecError('spawnFailed', `failed to spawn ${pending.resolved.file}: the fork server ended`),
+      );
+    }
+    if (this.#exits.size === 0) return;
+    // Its commands were handed to init: poll until each is gone, then report it with no status.
+    const timer = setInterval(() => {
+      for (const [pid, waiter] of this.#exits) {
+        const now = liveStartTime(pid);
+        if (now !== undefined && now === waiter.started) continue;
+        this.#exits.delete(pid);
+        waiter.resolve({ exitCode: -1, signal: null });
+      }
+      if (this.#exits.size === 0) clearInterval(timer);
+    }, ORPHAN_POLL_MS);
+    timer.unref();
+  }
+}

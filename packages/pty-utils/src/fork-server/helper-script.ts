@@ -1,0 +1,120 @@
+/**
+ * The fork server's helper, a perl program (see `fork-server.ts` for why a separate process).
+ *
+ * Requests arrive on stdin as frames: a 4-byte big-endian length, then NUL-separated fields.
+ * - `s id stdin cwd file nargv argv… nenv NAME=VALUE… ngroups procsfile…` starts a command:
+ *   three pipes (stdin only for `stdin` = `p`, else /dev/null), a fork; the child starts a
+ *   session, takes the pipes as 0-2, writes its pid into each cgroup `procs` file (failing as the
+ *   join wrapper does: a line on stderr, exit 125), enters `cwd` and execs `file` with `argv`
+ *   (argv[0] included) and exactly the environment given. Every other descriptor of the helper is
+ *   close-on-exec (perl opens them so; inherited ones are closed at start-up), so the program holds
+ *   0-2 only. A failed `chdir` or `exec` comes back through a close-on-exec pipe, as libuv does.
+ * - `r id…` closes the helper's ends of those commands' pipes (the server has opened its own by
+ *   then, through `/proc/<helper>/fd/N`).
+ * Replies on stdout, a line each: `P fd` once at start (a pipe, to prove the server can open the
+ * helper's descriptors), `S id pid outfd errfd infd` (infd -1 without stdin), `F id errno stage`,
+ * and `X pid waitstatus` when a command it started is reaped. It ignores the signals a terminal or
+ * a process group would send (the command gets them back at their defaults) and ends as soon as
+ * stdin closes: the server closed it or died, and a sandbox's bubblewrap (`--die-with-parent`, its
+ * parent being this helper) must then end with it, as it would with the server.
+ *
+ * The child does as little as it can before exec: every page it writes is copied first.
+ */
+export const FORK_SERVER_SCRIPT: string = String.raw`
+use strict; use POSIX ();
+my @ignored = qw(HUP INT TERM QUIT PIPE);
+$SIG{$_} = 'IGNORE' for @ignored;
+if (opendir(my $d, '/proc/self/fd')) {
+  my @fds = grep { /^\d+$/ && $_ > 2 } readdir($d); closedir($d);
+  for my $fd (@fds) { my $h; close($h) if open($h, '<&=', $fd) || open($h, '>&=', $fd); }
+}
+binmode STDIN; binmode STDOUT;
+pipe(my $wake_r, my $wake_w) or die "pipe: $!";
+fcntl($wake_w, POSIX::F_SETFL(), POSIX::O_NONBLOCK());
+$SIG{CHLD} = sub { syswrite($wake_w, 'x') };
+my (%kids, %held);
+sub reply {
+  my ($line) = @_;
+  my $off = 0;
+  while ($off < length $line) {
+    my $n = syswrite(STDOUT, $line, length($line) - $off, $off);
+    if (!defined $n) { next if $!{EINTR}; POSIX::_exit(0); }
+    $off += $n;
+  }
+}
+sub reap {
+  while ((my $pid = waitpid(-1, POSIX::WNOHANG())) > 0) {
+    reply("X $pid $?\n") if delete $kids{$pid};
+  }
+}
+sub start {
+  my ($id, $stdin, $cwd, $file, @f) = @_;
+  my @argv = splice(@f, 0, shift @f);
+  my @env = splice(@f, 0, shift @f);
+  my @groups = splice(@f, 0, shift @f);
+  my ($out_r, $out_w, $err_r, $err_w, $in_r, $in_w, $x_r, $x_w);
+  if (!(pipe($out_r, $out_w) && pipe($err_r, $err_w) && pipe($x_r, $x_w)
+        && ($stdin ne 'p' || pipe($in_r, $in_w)))) {
+    return reply("F $id " . ($! + 0) . " pipe\n");
+  }
+  my $null;
+  if ($stdin ne 'p' && !open($null, '<', '/dev/null')) { return reply("F $id " . ($! + 0) . " open\n"); }
+  %ENV = ();
+  for my $e (@env) { my $i = index($e, '='); $ENV{substr($e, 0, $i)} = substr($e, $i + 1); }
+  my ($in_fd, $out_fd, $err_fd, $x_fd) = (fileno($in_r // $null), fileno($out_w), fileno($err_w), fileno($x_w));
+  my $pid = fork;
+  if (!defined $pid) { return reply("F $id " . ($! + 0) . " fork\n"); }
+  if ($pid == 0) {
+    $SIG{$_} = 'DEFAULT' for @ignored, 'CHLD';
+    POSIX::setsid();
+    POSIX::dup2($in_fd, 0); POSIX::dup2($out_fd, 1); POSIX::dup2($err_fd, 2);
+    for my $g (@groups) {
+      my $h;
+      if (!(sysopen($h, $g, 1) && defined(syswrite($h, "$$\n")) && close($h))) {
+        syswrite(STDERR, "execd: cannot join the command cgroup $g: $!\n"); POSIX::_exit(125);
+      }
+    }
+    if (!chdir($cwd)) { syswrite($x_w, ($! + 0) . ' chdir'); POSIX::_exit(127); }
+    { no warnings; exec { $file } @argv; }
+    syswrite($x_w, ($! + 0) . ' exec'); POSIX::_exit(127);
+  }
+  close($x_w); close($out_w); close($err_w); close($in_r) if $in_r; close($null) if $null;
+  my $failed = '';
+  while (1) {
+    my $n = sysread($x_r, $failed, 64, length $failed);
+    next if !defined $n && $!{EINTR};
+    last;
+  }
+  close($x_r);
+  if ($failed ne '') { waitpid($pid, 0); close($out_r); close($err_r); close($in_w) if $in_w; return reply("F $id $failed\n"); }
+  $kids{$pid} = 1;
+  $held{$id} = [$out_r, $err_r, $in_w];
+  reply("S $id $pid " . fileno($out_r) . ' ' . fileno($err_r) . ' ' . ($in_w ? fileno($in_w) : -1) . "\n");
+}
+pipe(my $probe_r, my $probe_w) or die "pipe: $!";
+$held{probe} = [$probe_r, $probe_w];
+reply('P ' . fileno($probe_r) . "\n");
+my $buf = '';
+while (1) {
+  reap();
+  my $rin = '';
+  vec($rin, fileno($wake_r), 1) = 1;
+  vec($rin, 0, 1) = 1;
+  my $n = select(my $rout = $rin, undef, undef, undef);
+  next if $n <= 0;
+  if (vec($rout, fileno($wake_r), 1)) { my $drain; sysread($wake_r, $drain, 4096); }
+  next if !vec($rout, 0, 1);
+  my $got = sysread(STDIN, $buf, 1 << 18, length $buf);
+  next if !defined $got && $!{EINTR};
+  POSIX::_exit(0) if !$got;
+  while (length($buf) >= 4) {
+    my $len = unpack('N', $buf);
+    last if length($buf) < 4 + $len;
+    my @fields = split(/\0/, substr($buf, 4, $len), -1);
+    substr($buf, 0, 4 + $len) = '';
+    my $kind = shift @fields;
+    if ($kind eq 's') { start(@fields); }
+    elsif ($kind eq 'r') { delete @held{@fields}; }
+  }
+}
+`;
