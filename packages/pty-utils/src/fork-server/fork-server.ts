@@ -24,6 +24,9 @@ export interface ForkServerOptions {
   readonly logger?: Logger | undefined;
 }
 
+/** How long the helper may take to start before the server forks without it. */
+const START_TIMEOUT_MS = 10_000;
+
 /** How often the commands of a helper that died are looked for in /proc (nobody reaps them for us). */
 const ORPHAN_POLL_MS = 100;
 
@@ -130,10 +133,12 @@ export class ForkServer {
       helper.stdout?.on('data', onData);
       helper.once('exit', onExit);
       helper.once('error', onExit);
+      setTimeout(onExit, START_TIMEOUT_MS).unref();
     });
     const pid = helper.pid;
     if (probe === undefined || pid === undefined) {
-      logger.debug('fork server unavailable: its helper ended at start-up');
+      logger.debug('fork server unavailable: its helper did not come up');
+      helper.kill('SIGKILL');
       return undefined;
     }
     try {
@@ -270,17 +275,25 @@ export class ForkServer {
       this.#exits.set(pid, { resolve, started: liveStartTime(pid) }),
     );
     let child: ForkedChild;
+    const opened: Socket[] = [];
+    const open = (fd: number, write: boolean): Socket => {
+      const flags = (write ? fsConstants.O_WRONLY : fsConstants.O_RDONLY) | fsConstants.O_NONBLOCK;
+      const socket = new Socket({
+        fd: openSync(`/proc/${this.#helperPid}/fd/${fd}`, flags),
+        readable: !write,
+        writable: write,
+      });
+      opened.push(socket);
+      return socket;
+    };
     try {
-      const open = (fd: number, flags: number): number =>
-        openSync(`/proc/${this.#helperPid}/fd/${fd}`, flags | fsConstants.O_NONBLOCK);
-      const stdout = new Socket({ fd: open(outFd, fsConstants.O_RDONLY), readable: true, writable: false });
-      const stderr = new Socket({ fd: open(errFd, fsConstants.O_RDONLY), readable: true, writable: false });
-      const stdin = pending.stdin
-        ? new Socket({ fd: open(inFd, fsConstants.O_WRONLY), readable: false, writable: true })
-        : null;
-      child = { pid, stdout, stderr, stdin, exit };
+      const stdout = open(outFd, false);
+      const stderr = open(errFd, false);
+      child = { pid, stdout, stderr, stdin: pending.stdin ? open(inFd, true) : null, exit };
     } catch (error) {
-      // The command runs, but nobody here can read it: end it rather than leave it blocked.
+      // The command runs, but nobody here can read it (out of descriptors?): end it rather than
+      // leave it blocked, and close what was opened.
+      for (const socket of opened) socket.destroy();
       this.#send(['r', id]);
       try {
         process.kill(-pid, 'SIGKILL');
