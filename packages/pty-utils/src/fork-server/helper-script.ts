@@ -3,32 +3,40 @@
  *
  * Requests arrive on stdin as frames: a 4-byte big-endian length, then NUL-separated fields.
  * - `s id stdin cwd file nargv argv… nenv NAME=VALUE… ngroups procsfile…` starts a command:
- *   three pipes (stdin only for `stdin` = `p`, else /dev/null), a fork; the child starts a
- *   session, takes the pipes as 0-2, writes its pid into each cgroup `procs` file (failing as the
- *   join wrapper does: a line on stderr, exit 125), enters `cwd` and execs `file` with `argv`
- *   (argv[0] included) and exactly the environment given. Every other descriptor of the helper is
- *   close-on-exec (perl opens them so; inherited ones are closed at start-up), so the program holds
- *   0-2 only. A failed `chdir` or `exec` comes back through a close-on-exec pipe, as libuv does.
+ *   three pipes (stdin only for `stdin` = `p`, else /dev/null); the helper enters `cwd` (a
+ *   failure is the request's), sets exactly the environment given and puts the pipes on its own
+ *   0-2, forks, and takes its channels back. The child starts a session, writes its pid into each
+ *   cgroup `procs` file (failing as the join wrapper does: a line on stderr, exit 125) and execs
+ *   `file` with `argv` (argv[0] included). Every other descriptor of the helper is close-on-exec
+ *   (perl opens them so; inherited ones are closed at start-up), so the program holds 0-2 only. A
+ *   failed exec comes back through a close-on-exec pipe, as libuv does, and is waited for: only
+ *   one child at a time shares the helper's pages (a second one forked meanwhile made every
+ *   page the helper wrote a copy: measured twice the CPU per command).
  * - `r id…` closes the helper's ends of those commands' pipes (the server has opened its own by
  *   then, through `/proc/<helper>/fd/N`).
  * Replies on stdout, a line each: `P fd` once at start (a pipe, to prove the server can open the
  * helper's descriptors), `S id pid outfd errfd infd` (infd -1 without stdin), `F id errno stage`,
- * and `X pid waitstatus` when a command it started is reaped. It ignores the signals a terminal or
- * a process group would send (the command gets them back at their defaults) and ends as soon as
- * stdin closes: the server closed it or died, and a sandbox's bubblewrap (`--die-with-parent`, its
- * parent being this helper) must then end with it, as it would with the server.
+ * and `X pid waitstatus` when a command it started is reaped. It runs in a session of its own (no
+ * terminal or process-group signal reaches it) and catches only SIGCHLD, so a command starts with
+ * every signal at its default. It ends as soon as stdin closes: the server closed it or died, and
+ * a sandbox's bubblewrap (`--die-with-parent`, its parent being this helper) must then end with
+ * it, as it would with the server.
  *
  * The child does as little as it can before exec: every page it writes is copied first.
  */
 export const FORK_SERVER_SCRIPT: string = String.raw`
 use strict; use POSIX ();
-my @ignored = qw(HUP INT TERM QUIT PIPE);
-$SIG{$_} = 'IGNORE' for @ignored;
 if (opendir(my $d, '/proc/self/fd')) {
   my @fds = grep { /^\d+$/ && $_ > 2 } readdir($d); closedir($d);
   for my $fd (@fds) { my $h; close($h) if open($h, '<&=', $fd) || open($h, '>&=', $fd); }
 }
 binmode STDIN; binmode STDOUT;
+# The request, reply and log channels get copies above 2: each fork borrows 0-2 for the child's
+# pipes (set up here, so the child itself does almost nothing before its exec) and gives them back.
+open(my $req, '<&', \*STDIN) or die "dup: $!"; open(my $rep, '>&', \*STDOUT) or die "dup: $!";
+open(my $log, '>&', \*STDERR) or die "dup: $!"; open(my $null, '<', '/dev/null') or die "/dev/null: $!";
+my ($req_fd, $rep_fd, $log_fd, $null_fd) = map { fileno($_) } $req, $rep, $log, $null;
+sub channels_back { POSIX::dup2($req_fd, 0); POSIX::dup2($rep_fd, 1); POSIX::dup2($log_fd, 2); }
 pipe(my $wake_r, my $wake_w) or die "pipe: $!";
 fcntl($wake_w, POSIX::F_SETFL(), POSIX::O_NONBLOCK());
 $SIG{CHLD} = sub { syswrite($wake_w, 'x') };
@@ -57,28 +65,25 @@ sub start {
         && ($stdin ne 'p' || pipe($in_r, $in_w)))) {
     return reply("F $id " . ($! + 0) . " pipe\n");
   }
-  my $null;
-  if ($stdin ne 'p' && !open($null, '<', '/dev/null')) { return reply("F $id " . ($! + 0) . " open\n"); }
+  if (!chdir($cwd)) { my $errno = $! + 0; close($_) for grep { $_ } $out_r, $out_w, $err_r, $err_w, $in_r, $in_w, $x_r, $x_w; return reply("F $id $errno chdir\n"); }
   %ENV = ();
   for my $e (@env) { my $i = index($e, '='); $ENV{substr($e, 0, $i)} = substr($e, $i + 1); }
-  my ($in_fd, $out_fd, $err_fd, $x_fd) = (fileno($in_r // $null), fileno($out_w), fileno($err_w), fileno($x_w));
+  POSIX::dup2($in_r ? fileno($in_r) : $null_fd, 0); POSIX::dup2(fileno($out_w), 1); POSIX::dup2(fileno($err_w), 2);
   my $pid = fork;
-  if (!defined $pid) { return reply("F $id " . ($! + 0) . " fork\n"); }
-  if ($pid == 0) {
-    $SIG{$_} = 'DEFAULT' for @ignored, 'CHLD';
+  if (defined $pid && $pid == 0) {
     POSIX::setsid();
-    POSIX::dup2($in_fd, 0); POSIX::dup2($out_fd, 1); POSIX::dup2($err_fd, 2);
     for my $g (@groups) {
       my $h;
       if (!(sysopen($h, $g, 1) && defined(syswrite($h, "$$\n")) && close($h))) {
         syswrite(STDERR, "execd: cannot join the command cgroup $g: $!\n"); POSIX::_exit(125);
       }
     }
-    if (!chdir($cwd)) { syswrite($x_w, ($! + 0) . ' chdir'); POSIX::_exit(127); }
     { no warnings; exec { $file } @argv; }
     syswrite($x_w, ($! + 0) . ' exec'); POSIX::_exit(127);
   }
-  close($x_w); close($out_w); close($err_w); close($in_r) if $in_r; close($null) if $null;
+  channels_back();
+  if (!defined $pid) { my $errno = $! + 0; close($_) for grep { $_ } $out_r, $out_w, $err_r, $err_w, $in_r, $in_w, $x_r, $x_w; return reply("F $id $errno fork\n"); }
+  close($x_w); close($out_w); close($err_w); close($in_r) if $in_r;
   my $failed = '';
   while (1) {
     my $n = sysread($x_r, $failed, 64, length $failed);
