@@ -42,7 +42,12 @@ export {
   toExitStatus,
   toPtyExitStatus,
 } from './exit-status.ts';
-export { type ForkedChild, ForkServer, type ForkServerOptions } from './fork-server/fork-server.ts';
+export {
+  type ForkedChild,
+  ForkServer,
+  type ForkServerOptions,
+  type ForkServerStats,
+} from './fork-server/fork-server.ts';
 export { closeInheritedDescriptors } from './inherited-descriptors.ts';
 export { type InputWaitReason, probeInputWait } from './input-wait.ts';
 export {

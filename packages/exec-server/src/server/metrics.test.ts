@@ -50,6 +50,22 @@ describe('ExecServerMetrics', () => {
     expect(sample(await metrics.render(), 'execd_prepared_sandbox_commands_total{start="prepared"}')).toBe(7);
   });
 
+  test('the fork server: up and its commands by outcome, read at each scrape; 0 without one', async () => {
+    const metrics = new ExecServerMetrics();
+    expect(sample(await metrics.render(), 'execd_fork_server_up')).toBe(0);
+    expect(sample(await metrics.render(), 'execd_fork_server_commands_total{outcome="started"}')).toBe(0);
+    let stats = { usable: true, started: 5, failed: 1 };
+    metrics.bindForkServer(() => stats);
+    let text = await metrics.render();
+    expect(sample(text, 'execd_fork_server_up')).toBe(1);
+    expect(sample(text, 'execd_fork_server_commands_total{outcome="started"}')).toBe(5);
+    expect(sample(text, 'execd_fork_server_commands_total{outcome="failed"}')).toBe(1);
+    stats = { usable: false, started: 6, failed: 1 };
+    text = await metrics.render();
+    expect(sample(text, 'execd_fork_server_up')).toBe(0);
+    expect(sample(text, 'execd_fork_server_commands_total{outcome="started"}')).toBe(6);
+  });
+
   test('each instance has its own registry', async () => {
     const a = new ExecServerMetrics();
     const b = new ExecServerMetrics();

@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { isMethodName, RPC_ERROR_NUMBERS, RpcError } from '@execd/protocol';
+import type { ForkServerStats } from '@execd/pty-utils';
 import type { PreparedSandboxStats } from '@execd/sandboxing';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ConnectionNotification, ProcessNotification, ProcessTable } from '../types.ts';
@@ -73,6 +74,7 @@ export class ExecServerMetrics {
   readonly #sandboxDenials: Counter;
   #snapshot: () => SessionSnapshot = () => ({ attached: 0, detached: 0, tables: [] });
   #preparedStats: (() => PreparedSandboxStats) | undefined;
+  #forkServerStats: (() => ForkServerStats) | undefined;
   #partialFrameStats: (() => PartialFrameBudgetStats) | undefined;
 
   constructor() {
@@ -152,6 +154,28 @@ export class ExecServerMetrics {
             counts.set(entry.state, (counts.get(entry.state) ?? 0) + 1);
         }
         for (const [state, count] of counts) this.set({ state }, count);
+      },
+    });
+    // The fork server (on unless `--no-fork-server`): read at scrape time; 0 without one.
+    const forkServer = (): ForkServerStats | undefined => this.#forkServerStats?.();
+    new Gauge({
+      name: 'execd_fork_server_up',
+      help: 'Whether commands on pipes are started by the fork server (1) or forked by the server itself (0).',
+      registers,
+      collect() {
+        this.set(forkServer()?.usable ? 1 : 0);
+      },
+    });
+    new Counter({
+      name: 'execd_fork_server_commands_total',
+      help: 'Requests to the fork server, by outcome: started, or failed (exec failure, helper gone).',
+      labelNames: ['outcome'],
+      registers,
+      collect() {
+        const stats = forkServer();
+        this.reset();
+        this.inc({ outcome: 'started' }, stats?.started ?? 0);
+        this.inc({ outcome: 'failed' }, stats?.failed ?? 0);
       },
     });
     // Prepared sandboxes (`--prepare-sandboxes`): read from the pool at scrape time; absent without.
@@ -263,6 +287,11 @@ export class ExecServerMetrics {
   /** Tells the metrics where to read the prepared sandboxes' counts from at scrape time. */
   bindPreparedSandboxes(stats: () => PreparedSandboxStats): void {
     this.#preparedStats = stats;
+  }
+
+  /** Tells the metrics where to read the fork server's counts from at scrape time. */
+  bindForkServer(stats: () => ForkServerStats): void {
+    this.#forkServerStats = stats;
   }
 
   /** Tells the metrics where to read the bound on arriving frames from at scrape time. */

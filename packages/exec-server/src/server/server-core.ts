@@ -51,6 +51,8 @@ export async function createServerCore(
   metrics.bindSessions(() => registry.snapshot());
   const preparedSandboxes = options.processTable?.preparedSandboxes;
   if (preparedSandboxes !== undefined) metrics.bindPreparedSandboxes(() => preparedSandboxes.stats());
+  const forkServer = options.processTable?.forkServer;
+  if (forkServer !== undefined) metrics.bindForkServer(() => forkServer.stats());
   // Found once, at start: which cgroups enforce the commands' limits (or why none do), and how a
   // command's tree is contained.
   const local = options.environmentInfo === undefined && options.createProcessTable === undefined;

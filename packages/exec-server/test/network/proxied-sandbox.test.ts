@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ExecParams, fromUtf8, pathToFileUri } from '@execd/protocol';
+import { ForkServer } from '@execd/pty-utils';
 import { ProcessTracker } from '@execd/test-kit';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { LocalProcessTable } from '../../src/local/local-process-table.ts';
@@ -51,8 +52,18 @@ afterEach(async () => {
   rmSync(workspace, { recursive: true, force: true });
 });
 
+/** The server's way (execd-server starts one): commands and their bridges' nsenter from a helper. */
+const forkServer = await ForkServer.start();
+afterAll(() => forkServer?.close());
+/** Set per block: the same scenarios forked by this process and by the fork server. */
+let useForkServer = false;
+
 function newTable(): { table: LocalProcessTable; notifications: ProcessNotification[] } {
-  const table = new LocalProcessTable({ networkResolver: TEST_RESOLVER, exitedRetentionMs: 60_000 });
+  const table = new LocalProcessTable({
+    networkResolver: TEST_RESOLVER,
+    exitedRetentionMs: 60_000,
+    forkServer: useForkServer ? forkServer : undefined,
+  });
   tables.push(table);
   const notifications: ProcessNotification[] = [];
   table.subscribe((notification) => notifications.push(notification));
@@ -93,96 +104,109 @@ function codes(text: string): Record<string, string> {
   return Object.fromEntries([...text.matchAll(/^(\w+)=(\S*)$/gm)].map((m) => [m[1], m[2]]));
 }
 
-describe('process/start with network: proxied', () => {
-  test('allowed hosts work through the proxy, denied ones get the 403, bypasses fail', async () => {
-    const { table, notifications } = newTable();
-    await using elsewhere = await startOrigin();
-    const port = origin.port;
-    const script = [
-      `curl -sS --max-time 20 http://allowed.test:${port}/in; c=$?; echo; echo allowed=$c`,
-      `curl -sS --max-time 20 http://denied.test:${port}/no; c=$?; echo; echo denied=$c`,
-      `curl -sS --max-time 20 https://denied.test:${port}/tls 2>&1; c=$?; echo; echo connect=$c`,
-      `curl -sS --noproxy '*' --max-time 10 http://127.0.0.1:${elsewhere.port}/bypass 2>&1; echo bypass=$?`,
-      'echo active=$CODEX_NETWORK_PROXY_ACTIVE',
-    ].join('\n');
-    const { started, text, read } = await run(table, proxiedParams('p1', script));
-    expect(started).toEqual({ processId: 'p1', sandboxType: 'linuxSeccomp' });
-    expect(text).toContain(`hello allowed.test:${port}/in`);
-    expect(text).toContain(`execd network proxy: denied.test:${port} is denied by the network policy`);
-    expect(text).toContain('CONNECT tunnel failed, response 403');
-    expect(codes(text)).toMatchObject({ allowed: '0', denied: '0', connect: '56', bypass: '7', active: '1' });
-    expect(elsewhere.requests).toBe(0);
-    expect(read).toMatchObject({ exitCode: 0, sandboxDenied: false });
-    const decisions = notifications.flatMap((n) => (n.method === 'network/policyDecision' ? [n.params] : []));
-    expect(decisions.map((d) => [d.request.protocol, d.request.host, d.decision, d.reason])).toEqual([
-      ['http', 'allowed.test', 'allow', undefined],
-      ['http', 'denied.test', 'deny', 'denied'],
-      ['https_connect', 'denied.test', 'deny', 'denied'],
-    ]);
-    expect(table.networkDenials('p1')?.map((d) => d.host)).toEqual(['denied.test', 'denied.test']);
-    // Spec §8.6: the decisions are notified before the exit, and the proxy and bridge are gone after the close.
-    const methods = notifications.map((n) => n.method);
-    expect(methods.lastIndexOf('network/policyDecision')).toBeLessThan(methods.indexOf('process/exited'));
-    await expectNoNetworkLeftovers(pipesBefore);
-  });
-
-  test('a command failing on a denied host reports sandboxDenied', async () => {
-    const { table } = newTable();
-    const { read, text } = await run(
-      table,
-      proxiedParams('p2', `curl -sSf --max-time 20 http://denied.test:${origin.port}/`),
-    );
-    expect(read).toMatchObject({ exitCode: 22, sandboxDenied: true });
-    expect(text).toContain('403');
-  });
-
-  test('host Unix sockets stay unreachable; the proxy sockets are hidden', async () => {
-    const { table } = newTable();
-    const path = join(workspace, 'daemon.sock');
-    let connections = 0;
-    const daemon = createServer((socket) => {
-      connections++;
-      socket.end('secret\n');
+for (const spawner of ['this process', 'the fork server'] as const)
+  describe(`process/start with network: proxied, forked by ${spawner}`, () => {
+    beforeAll(() => {
+      useForkServer = spawner === 'the fork server';
+      if (useForkServer && forkServer === undefined) throw new Error('no fork server here');
     });
-    await new Promise<void>((resolve) => daemon.listen(path, resolve));
-    try {
+    test('allowed hosts work through the proxy, denied ones get the 403, bypasses fail', async () => {
+      const { table, notifications } = newTable();
+      await using elsewhere = await startOrigin();
+      const port = origin.port;
       const script = [
-        `curl -sS --max-time 10 --unix-socket ${path} http://x/ 2>&1; echo unix=$?`,
-        `ls -A ${process.env.TMPDIR} | grep -c '^execd-netproxy-' ; ls -A ${process.env.TMPDIR}/execd-netproxy-* | wc -w | sed 's/^/sockets=/'`,
+        `curl -sS --max-time 20 http://allowed.test:${port}/in; c=$?; echo; echo allowed=$c`,
+        `curl -sS --max-time 20 http://denied.test:${port}/no; c=$?; echo; echo denied=$c`,
+        `curl -sS --max-time 20 https://denied.test:${port}/tls 2>&1; c=$?; echo; echo connect=$c`,
+        `curl -sS --noproxy '*' --max-time 10 http://127.0.0.1:${elsewhere.port}/bypass 2>&1; echo bypass=$?`,
+        'echo active=$CODEX_NETWORK_PROXY_ACTIVE',
       ].join('\n');
-      const { text } = await run(table, proxiedParams('p3', script));
-      expect(codes(text)).toMatchObject({ unix: '7', sockets: '0' });
-      expect(connections).toBe(0);
-    } finally {
-      await new Promise<void>((resolve) => daemon.close(() => resolve()));
-    }
-  });
-
-  test('a proxied process is never run unconfined: no sandbox selected is -32602', async () => {
-    const { table } = newTable();
-    const params = proxiedParams('p4', 'true', {
-      sandbox: { profile: 'workspace-write', network: 'proxied', mode: 'forbid' },
+      const { started, text, read } = await run(table, proxiedParams('p1', script));
+      expect(started).toEqual({ processId: 'p1', sandboxType: 'linuxSeccomp' });
+      expect(text).toContain(`hello allowed.test:${port}/in`);
+      expect(text).toContain(`execd network proxy: denied.test:${port} is denied by the network policy`);
+      expect(text).toContain('CONNECT tunnel failed, response 403');
+      expect(codes(text)).toMatchObject({
+        allowed: '0',
+        denied: '0',
+        connect: '56',
+        bypass: '7',
+        active: '1',
+      });
+      expect(elsewhere.requests).toBe(0);
+      expect(read).toMatchObject({ exitCode: 0, sandboxDenied: false });
+      const decisions = notifications.flatMap((n) =>
+        n.method === 'network/policyDecision' ? [n.params] : [],
+      );
+      expect(decisions.map((d) => [d.request.protocol, d.request.host, d.decision, d.reason])).toEqual([
+        ['http', 'allowed.test', 'allow', undefined],
+        ['http', 'denied.test', 'deny', 'denied'],
+        ['https_connect', 'denied.test', 'deny', 'denied'],
+      ]);
+      expect(table.networkDenials('p1')?.map((d) => d.host)).toEqual(['denied.test', 'denied.test']);
+      // Spec §8.6: the decisions are notified before the exit, and the proxy and bridge are gone after the close.
+      const methods = notifications.map((n) => n.method);
+      expect(methods.lastIndexOf('network/policyDecision')).toBeLessThan(methods.indexOf('process/exited'));
+      await expectNoNetworkLeftovers(pipesBefore);
     });
-    const error = await table.start(params).catch((caught: unknown) => caught);
-    expect(error).toMatchObject({ code: 'invalidParams' });
-    expect((error as Error).message).toMatch(/^sandbox is not available on this exec-server host: /);
-    expect(table.list().processes).toEqual([]);
-  });
 
-  test('full and off are unchanged: no proxy, no bridge', async () => {
-    const { table, notifications } = newTable();
-    const script = `curl -sS --max-time 10 http://127.0.0.1:${origin.port}/direct 2>&1; c=$?; echo; echo code=$c; echo proxy=\${HTTP_PROXY-unset}`;
-    const full = await run(
-      table,
-      proxiedParams('full', script, { sandbox: { profile: 'workspace-write', network: 'full' } }),
-    );
-    expect(full.text).toContain(`hello 127.0.0.1:${origin.port}/direct`);
-    expect(codes(full.text)).toMatchObject({ code: '0', proxy: 'unset' });
-    const off = await run(
-      table,
-      proxiedParams('off', script, { sandbox: { profile: 'workspace-write', network: 'off' } }),
-    );
-    expect(codes(off.text)).toMatchObject({ code: '7', proxy: 'unset' });
-    expect(notifications.some((n) => n.method === 'network/policyDecision')).toBe(false);
+    test('a command failing on a denied host reports sandboxDenied', async () => {
+      const { table } = newTable();
+      const { read, text } = await run(
+        table,
+        proxiedParams('p2', `curl -sSf --max-time 20 http://denied.test:${origin.port}/`),
+      );
+      expect(read).toMatchObject({ exitCode: 22, sandboxDenied: true });
+      expect(text).toContain('403');
+    });
+
+    test('host Unix sockets stay unreachable; the proxy sockets are hidden', async () => {
+      const { table } = newTable();
+      const path = join(workspace, 'daemon.sock');
+      let connections = 0;
+      const daemon = createServer((socket) => {
+        connections++;
+        socket.end('secret\n');
+      });
+      await new Promise<void>((resolve) => daemon.listen(path, resolve));
+      try {
+        const script = [
+          `curl -sS --max-time 10 --unix-socket ${path} http://x/ 2>&1; echo unix=$?`,
+          `ls -A ${process.env.TMPDIR} | grep -c '^execd-netproxy-' ; ls -A ${process.env.TMPDIR}/execd-netproxy-* | wc -w | sed 's/^/sockets=/'`,
+        ].join('\n');
+        const { text } = await run(table, proxiedParams('p3', script));
+        expect(codes(text)).toMatchObject({ unix: '7', sockets: '0' });
+        expect(connections).toBe(0);
+      } finally {
+        await new Promise<void>((resolve) => daemon.close(() => resolve()));
+      }
+    });
+
+    test('a proxied process is never run unconfined: no sandbox selected is -32602', async () => {
+      const { table } = newTable();
+      const params = proxiedParams('p4', 'true', {
+        sandbox: { profile: 'workspace-write', network: 'proxied', mode: 'forbid' },
+      });
+      const error = await table.start(params).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ code: 'invalidParams' });
+      expect((error as Error).message).toMatch(/^sandbox is not available on this exec-server host: /);
+      expect(table.list().processes).toEqual([]);
+    });
+
+    test('full and off are unchanged: no proxy, no bridge', async () => {
+      const { table, notifications } = newTable();
+      const script = `curl -sS --max-time 10 http://127.0.0.1:${origin.port}/direct 2>&1; c=$?; echo; echo code=$c; echo proxy=\${HTTP_PROXY-unset}`;
+      const full = await run(
+        table,
+        proxiedParams('full', script, { sandbox: { profile: 'workspace-write', network: 'full' } }),
+      );
+      expect(full.text).toContain(`hello 127.0.0.1:${origin.port}/direct`);
+      expect(codes(full.text)).toMatchObject({ code: '0', proxy: 'unset' });
+      const off = await run(
+        table,
+        proxiedParams('off', script, { sandbox: { profile: 'workspace-write', network: 'off' } }),
+      );
+      expect(codes(off.text)).toMatchObject({ code: '7', proxy: 'unset' });
+      expect(notifications.some((n) => n.method === 'network/policyDecision')).toBe(false);
+    });
   });
-});

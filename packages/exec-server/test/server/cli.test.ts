@@ -95,34 +95,43 @@ describe('execd-server', () => {
   test.each([
     [[], 'a fork server helper (perl, a child of the server)'],
     [['--no-fork-server'], 'the server itself'],
-  ] as const)('commands on pipes started with %j are forked by %s; SIGTERM leaves nothing', async (flags) => {
-    await using server = new CliChild(cli.script, ['--log-level', 'warn', ...flags], {
-      env: envWithout('EXECD_AUTH_TOKEN'),
-    });
-    await using client = await RawWsClient.connect(await server.firstLine());
-    await client.initialize();
-    await client.call('process/start', {
-      processId: 'stat',
-      argv: ['sh', '-c', 'cat /proc/$$/stat'],
-      cwd: CWD,
-      env: {},
-      tty: false,
-    });
-    const stat = await readText(client, 'stat');
-    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    const parentStat = readFileSync(`/proc/${parent}/stat`, 'utf8');
-    const grandparent = Number(parentStat.slice(parentStat.lastIndexOf(')') + 2).split(' ')[1]);
-    if (flags.length === 0) {
-      expect(readFileSync(`/proc/${parent}/comm`, 'utf8').trim()).toBe('perl');
-      expect(grandparent).toBe(server.child.pid);
-      tracker.add(parent);
-    } else {
-      expect(parent).toBe(server.child.pid);
-    }
-    server.child.kill('SIGTERM');
-    expect(await server.exited).toEqual({ code: 0, signal: null });
-    await tracker.expectNoSurvivors();
-  });
+  ] as const)(
+    'commands on pipes started with %j are forked by %s; SIGTERM leaves nothing',
+    async (flags, _by) => {
+      await using server = new CliChild(cli.script, ['--log-level', 'warn', ...flags], {
+        env: envWithout('EXECD_AUTH_TOKEN'),
+      });
+      const url = await server.firstLine();
+      await using client = await RawWsClient.connect(url);
+      await client.initialize();
+      await client.call('process/start', {
+        processId: 'stat',
+        argv: ['sh', '-c', 'cat /proc/$$/stat'],
+        cwd: CWD,
+        env: {},
+        tty: false,
+      });
+      const stat = await readText(client, 'stat');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const parentStat = readFileSync(`/proc/${parent}/stat`, 'utf8');
+      const grandparent = Number(parentStat.slice(parentStat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (flags.length === 0) {
+        expect(readFileSync(`/proc/${parent}/comm`, 'utf8').trim()).toBe('perl');
+        expect(grandparent).toBe(server.child.pid);
+        tracker.add(parent);
+      } else {
+        expect(parent).toBe(server.child.pid);
+      }
+      const metrics = await (await fetch(`${url.replace('ws:', 'http:')}/metrics`)).text();
+      expect(metrics).toContain(`execd_fork_server_up ${flags.length === 0 ? 1 : 0}\n`);
+      expect(metrics).toContain(
+        `execd_fork_server_commands_total{outcome="started"} ${flags.length === 0 ? 1 : 0}\n`,
+      );
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toEqual({ code: 0, signal: null });
+      await tracker.expectNoSurvivors();
+    },
+  );
 
   test('bad usage exits 2 with the usage text', async () => {
     await using server = new CliChild(cli.script, ['--bogus']);

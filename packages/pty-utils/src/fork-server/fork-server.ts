@@ -24,6 +24,16 @@ export interface ForkServerOptions {
   readonly logger?: Logger | undefined;
 }
 
+/** What a fork server has done, for metrics. */
+export interface ForkServerStats {
+  /** Whether it takes commands (false once the helper ended or it was closed). */
+  readonly usable: boolean;
+  /** Commands it started. */
+  readonly started: number;
+  /** Requests that failed (exec or chdir failures, the helper gone). */
+  readonly failed: number;
+}
+
 /** How long the helper may take to start before the server forks without it. */
 const START_TIMEOUT_MS = 10_000;
 
@@ -82,6 +92,8 @@ export class ForkServer {
   readonly #exits = new Map<number, { resolve: (status: ExitStatus) => void; started: string | undefined }>();
   readonly #ended: Promise<void>;
   #nextId = 0;
+  #startedCount = 0;
+  #failedCount = 0;
   #alive = true;
   #closing = false;
   #closed: Promise<void> | undefined;
@@ -159,6 +171,10 @@ export class ForkServer {
   /** False once the helper ended or `close()` was called: spawn without it then. */
   get usable(): boolean {
     return this.#alive && !this.#closing;
+  }
+
+  stats(): ForkServerStats {
+    return { usable: this.usable, started: this.#startedCount, failed: this.#failedCount };
   }
 
   /** The helper's pid (for diagnostics and tests). */
@@ -257,6 +273,7 @@ export class ForkServer {
     if (pending === undefined) return;
     this.#pending.delete(first);
     if (kind === 'F') {
+      this.#failedCount += 1;
       const code = ERRNO_NAMES.get(Number(rest[0])) ?? `errno ${rest[0]}`;
       const where = rest[1] === 'chdir' ? ` (cwd ${pending.resolved.cwd})` : '';
       pending.reject(
@@ -310,6 +327,7 @@ export class ForkServer {
       return;
     }
     this.#send(['r', id]);
+    this.#startedCount += 1;
     pending.resolve(child);
   }
 
@@ -320,6 +338,7 @@ export class ForkServer {
     }
     for (const [id, pending] of this.#pending) {
       this.#pending.delete(id);
+      this.#failedCount += 1;
       pending.reject(
         new ExecError('spawnFailed', `failed to spawn ${pending.resolved.file}: the fork server ended`),
       );
