@@ -1,7 +1,7 @@
 // The fork server: commands on pipes started by a small helper instead of a fork of this process
 // (the shared spawnPipe behaviour runs against both in pipe.test.ts). What is its own: who forks,
 // what the child inherits, cgroups, failures, and the helper ending under its commands.
-import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExecError } from '@execd/protocol';
 import { expectGone, listedFds, waitFor } from '@execd/test-kit';
@@ -44,6 +44,14 @@ describe.skipIf(process.platform !== 'linux')('the fork server', () => {
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     expect(Number(fields[1])).toBe(forkServer.helperPid);
     expect(Number(fields[1])).not.toBe(process.pid);
+  });
+
+  test("the helper keeps no command's folder: a mount there stays free to go", async () => {
+    const forkServer = await startServer();
+    const dir = tempDir();
+    await using proc = await pipe(['/bin/pwd'], { forkServer, cwd: dir });
+    expect((await collect(proc)).stdout).toBe(`${dir}\n`);
+    expect(readlinkSync(`/proc/${forkServer.helperPid}/cwd`)).toBe('/');
   });
 
   test('the child gets the signal dispositions and mask a fork of this process gives', async () => {

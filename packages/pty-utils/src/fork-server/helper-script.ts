@@ -31,11 +31,15 @@ if (opendir(my $d, '/proc/self/fd')) {
   for my $fd (@fds) { my $h; close($h) if open($h, '<&=', $fd) || open($h, '>&=', $fd); }
 }
 binmode STDIN; binmode STDOUT;
+chdir('/');
 # The request, reply and log channels get copies above 2: each fork borrows 0-2 for the child's
 # pipes (set up here, so the child itself does almost nothing before its exec) and gives them back.
 open(my $req, '<&', \*STDIN) or die "dup: $!"; open(my $rep, '>&', \*STDOUT) or die "dup: $!";
 open(my $log, '>&', \*STDERR) or die "dup: $!"; open(my $null, '<', '/dev/null') or die "/dev/null: $!";
 my ($req_fd, $rep_fd, $log_fd, $null_fd) = map { fileno($_) } $req, $rep, $log, $null;
+# Once the child has exec'd: the helper keeps neither the command's folder (it would hold a mount
+# busy) nor its environment.
+sub forget { chdir('/'); %ENV = (); }
 sub channels_back { POSIX::dup2($req_fd, 0); POSIX::dup2($rep_fd, 1); POSIX::dup2($log_fd, 2); }
 pipe(my $wake_r, my $wake_w) or die "pipe: $!";
 fcntl($wake_w, POSIX::F_SETFL(), POSIX::O_NONBLOCK());
@@ -82,7 +86,7 @@ sub start {
     syswrite($x_w, ($! + 0) . ' exec'); POSIX::_exit(127);
   }
   channels_back();
-  if (!defined $pid) { my $errno = $! + 0; close($_) for grep { $_ } $out_r, $out_w, $err_r, $err_w, $in_r, $in_w, $x_r, $x_w; return reply("F $id $errno fork\n"); }
+  if (!defined $pid) { my $errno = $! + 0; forget(); close($_) for grep { $_ } $out_r, $out_w, $err_r, $err_w, $in_r, $in_w, $x_r, $x_w; return reply("F $id $errno fork\n"); }
   close($x_w); close($out_w); close($err_w); close($in_r) if $in_r;
   my $failed = '';
   while (1) {
@@ -91,6 +95,7 @@ sub start {
     last;
   }
   close($x_r);
+  forget();
   if ($failed ne '') { waitpid($pid, 0); close($out_r); close($err_r); close($in_w) if $in_w; return reply("F $id $failed\n"); }
   $kids{$pid} = 1;
   $held{$id} = [$out_r, $err_r, $in_w];
