@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ForkServer } from '@execd/pty-utils';
 import { waitFor } from '@execd/test-kit';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Environment, UnifiedExecProcessManager, UnifiedExecTools } from '../src/index.ts';
@@ -102,6 +103,34 @@ describe.skipIf(process.platform !== 'linux' || process.getuid?.() !== 0)('local
       await environment.close();
     }
     expect(waiters()).toEqual([]);
+  });
+
+  test("forkServer: commands on pipes are the caller's fork server's children, sandboxed or not", async () => {
+    const ws = join(base, 'forked');
+    await mkdir(ws);
+    const forkServer = await ForkServer.start();
+    if (forkServer === undefined) throw new Error('no fork server here');
+    try {
+      for (const permissionProfile of ['danger-full-access', 'read-only'] as const) {
+        await using environment = Environment.local({ cwd: ws, permissionProfile, forkServer });
+        const { manager, tools: t } = await tools(environment);
+        await using _ = manager;
+        const before = forkServer.stats().started;
+        // Outside a sandbox the command's parent is the helper; inside, bubblewrap (whose parent
+        // the host sees as the helper) is the sandbox's pid 1, and the count says who started it.
+        const result = await t.call(
+          'exec_command',
+          JSON.stringify({ cmd: 'echo "ppid=$PPID"', login: false }),
+        );
+        if (permissionProfile === 'danger-full-access') {
+          expect(result.text).toContain(`ppid=${forkServer.helperPid}`);
+        }
+        expect(result.text).toMatch(/ppid=\d+/);
+        expect(forkServer.stats().started).toBe(before + 1);
+      }
+    } finally {
+      await forkServer.close();
+    }
   });
 
   test('a command over its process limit says so in the tool result', async () => {

@@ -7,6 +7,7 @@ import {
 import { guardSpawned, LocalBackend, type LocalBackendOptions, LocalFileSystem } from '@execd/exec-server';
 import type { EnvironmentInfo, EnvironmentStatus, Logger } from '@execd/protocol';
 import type { ExecBackend, ExecFileSystem } from '@execd/protocol/contract';
+import type { ForkServer } from '@execd/pty-utils';
 import { type CommandLimits, PreparedSandboxes, SandboxRootPins } from '@execd/sandboxing';
 import {
   type EnvironmentSettings,
@@ -39,6 +40,12 @@ export interface LocalEnvironmentOptions extends EnvironmentSettingsOptions {
    * workspace's empty `.git`/`.codex`/`.agents` mount points while it waits (up to 60 s).
    */
   readonly prepareSandboxes?: boolean | undefined;
+  /**
+   * Start commands on pipes from this fork server (pty-utils' `ForkServer`) instead of forking
+   * this process: cheaper when this process is large, and no command ever holds one of its
+   * descriptors. Owned by the caller (close it after the environment).
+   */
+  readonly forkServer?: ForkServer | undefined;
   /** Options of the in-process backend (retention, spawner, …). */
   readonly backendOptions?: LocalBackendOptions | undefined;
   /** Use this backend (owned from now on) instead of creating one. */
@@ -68,6 +75,7 @@ interface EnvironmentParts {
   readonly rootPins?: SandboxRootPins | undefined;
   readonly commandLimits?: CommandLimits | false | undefined;
   readonly preparedSandboxes?: PreparedSandboxes | undefined;
+  readonly forkServer?: ForkServer | undefined;
   readonly fs?: ExecFileSystem | undefined;
 }
 
@@ -97,6 +105,8 @@ export class Environment implements AsyncDisposable {
   readonly commandLimits: CommandLimits | false | undefined;
   /** Local only, with `prepareSandboxes`: the sandboxes started ahead (closed with the environment). */
   readonly preparedSandboxes: PreparedSandboxes | undefined;
+  /** Local only: the fork server commands on pipes are started by (the caller's). */
+  readonly forkServer: ForkServer | undefined;
   /**
    * The executor's filesystem (what `apply_patch`, AGENTS.md discovery and `view_image` use):
    * this host's for a local environment, the exec-server's `fs/*` methods for a remote one.
@@ -113,6 +123,7 @@ export class Environment implements AsyncDisposable {
     this.rootPins = parts.rootPins;
     this.commandLimits = parts.commandLimits;
     this.preparedSandboxes = parts.preparedSandboxes;
+    this.forkServer = parts.forkServer;
     this.fs =
       parts.fs ??
       (parts.backend instanceof RemoteBackend
@@ -140,6 +151,7 @@ export class Environment implements AsyncDisposable {
         ...(options.commandLimits === undefined ? {} : { commandLimits: options.commandLimits }),
         sandboxRootPins: rootPins,
         ...(preparedSandboxes === undefined ? {} : { preparedSandboxes }),
+        ...(options.forkServer === undefined ? {} : { forkServer: options.forkServer }),
         ...options.backendOptions,
       });
     return new Environment({
@@ -150,6 +162,7 @@ export class Environment implements AsyncDisposable {
       rootPins,
       commandLimits: options.commandLimits,
       preparedSandboxes,
+      forkServer: options.forkServer,
     });
   }
 

@@ -284,6 +284,7 @@ export async function launchAttempt(
       rootPins: environment.rootPins,
       ...(environment.commandLimits === undefined ? {} : { limits: environment.commandLimits }),
       preparedSandboxes: environment.preparedSandboxes,
+      forkServer: environment.forkServer,
     });
   } catch (error) {
     throw UnifiedExecError.createProcess(error instanceof Error ? error.message : String(error), error);
