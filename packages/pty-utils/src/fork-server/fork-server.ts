@@ -103,8 +103,13 @@ export class ForkServer {
     this.#helper = helper;
     this.#helperPid = helperPid;
     this.#logger = logger;
-    this.#ended = new Promise((resolve) => helper.once('close', () => resolve()));
-    helper.once('exit', (code, signal) => this.#helperGone(code, signal));
+    // 'close', not 'exit': its last lines (a command's exit) are read by then.
+    this.#ended = new Promise((resolve) =>
+      helper.once('close', (code, signal) => {
+        this.#helperGone(code, signal);
+        resolve();
+      }),
+    );
     helper.stdout?.on('data', (text: string) => this.#onData(text));
     helper.stderr?.on('data', (text: string) => logger.warn('fork server helper', { stderr: text.trim() }));
     helper.stdin?.on('error', (error) => logger.debug('fork server helper stdin', { error }));
