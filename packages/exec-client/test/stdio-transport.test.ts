@@ -64,8 +64,11 @@ describe('stdio command transport', () => {
       return pid !== undefined;
     });
     tracker.add(pid!);
-    // The child's parent is the server: kill it, as a dropped ssh connection would.
-    await client.run(['sh', '-c', 'kill -KILL $PPID']).catch(() => undefined);
+    // Kill the server, as a dropped ssh connection would: the child's parent, or its grandparent
+    // when the server's fork server (a perl helper) started it.
+    const killServer =
+      'p=$PPID; [ "$(cat /proc/$p/comm)" = perl ] && p=$(cut -d" " -f4 /proc/$p/stat); kill -KILL $p';
+    await client.run(['sh', '-c', killServer]).catch(() => undefined);
     await waitFor(() => client.state === 'failed');
     expect(client.failure).toMatch(/^exec-server transport disconnected: .*exited \(signal SIGKILL\)/);
     const events = await collectEvents(proc);
