@@ -7,6 +7,8 @@ interface ProcStat {
   readonly state: string;
   readonly pgid: number;
   readonly sid: number;
+  /** Clock ticks after boot: tells a pid's process apart from a later one with the same pid. */
+  readonly startTime: string;
 }
 
 const HAS_PROC = process.platform === 'linux';
@@ -31,8 +33,10 @@ function readProcStat(pid: number): ProcStat | undefined {
   // `pid (comm) state ppid pgrp session ...`; comm may itself contain spaces and parentheses.
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
   const [state, , pgid, sid] = fields;
-  if (state === undefined || pgid === undefined || sid === undefined) return undefined;
-  return { pid, state, pgid: Number(pgid), sid: Number(sid) };
+  const startTime = fields[19];
+  if (state === undefined || pgid === undefined || sid === undefined || startTime === undefined)
+    return undefined;
+  return { pid, state, pgid: Number(pgid), sid: Number(sid), startTime };
 }
 
 function isLive(stat: ProcStat | undefined): stat is ProcStat {
@@ -64,6 +68,15 @@ function kill0(target: number): boolean {
  * True while `pid` is a running process. On Linux a zombie counts as gone (it has exited and
  * only waits to be reaped); elsewhere this is `kill(pid, 0)`.
  */
+/**
+ * The start time of `pid` while it runs (Linux), undefined once it is gone or a zombie: compared
+ * with an earlier reading, it says whether `pid` is still the same process.
+ */
+export function liveStartTime(pid: number): string | undefined {
+  const stat = HAS_PROC ? readProcStat(pid) : undefined;
+  return isLive(stat) ? stat.startTime : undefined;
+}
+
 export function isProcessAlive(pid: number): boolean {
   return HAS_PROC ? isLive(readProcStat(pid)) : kill0(pid);
 }

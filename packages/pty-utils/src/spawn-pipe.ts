@@ -124,7 +124,6 @@ async function spawnForked(
     stdin: options.stdin === 'pipe',
     joinCgroups: options.joinCgroups,
   });
-  forked.stdin?.on('error', () => {});
   logger.debug('spawned on pipes by the fork server', {
     pid: forked.pid,
     file: resolved.file,

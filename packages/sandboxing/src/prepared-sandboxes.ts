@@ -1,11 +1,11 @@
-import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { closeSync, readSync, writeSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type Logger, NOOP_LOGGER } from '@execd/protocol';
 import { DEFAULT_PTY_COLS, DEFAULT_PTY_ROWS } from '@execd/pty-utils';
 import { openUnnamedFile } from './internal/unnamed-file.ts';
 import { interruptResetEnv } from './linux/interrupt-reset.ts';
 import { mountFingerprint } from './linux/mount-fingerprint.ts';
-import { encodeWaiterPayload, GO_FD, WAITING_LINE } from './linux/waiter.ts';
+import { encodeWaiterPayload, goWaiter, WAITING_LINE } from './linux/waiter.ts';
 import {
   planForWaiter,
   type SpawnRequest,
@@ -202,7 +202,7 @@ export class PreparedSandboxes {
       // The size asked for, or a cold start's default: the waiter's is its first command's.
       if (child.tty) child.resize(request.cols ?? DEFAULT_PTY_COLS, request.rows ?? DEFAULT_PTY_ROWS);
       writeAll(started.payloadFd, payload, WAITING_LINE.length);
-      handedOver = go(child.pid);
+      handedOver = goWaiter(child.pid);
       if (!handedOver) {
         this.#logger.debug('sandboxing: the prepared sandbox could not be told to go; starting cold');
         return undefined;
@@ -363,42 +363,5 @@ function writeAll(fd: number, bytes: Uint8Array, position: number): void {
   let written = 0;
   while (written < bytes.length) {
     written += writeSync(fd, bytes, written, bytes.length - written, position + written);
-  }
-}
-
-/** The only child of `pid` (its main thread's), or undefined when it has none or several. */
-function onlyChild(pid: number): number | undefined {
-  let children: string[];
-  try {
-    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1').trim().split(' ');
-  } catch {
-    return undefined;
-  }
-  return children.length === 1 && /^\d+$/.test(children[0]!) ? Number(children[0]) : undefined;
-}
-
-/**
- * Writes the go byte into the waiter's pipe. Only the waiter holds it (bubblewrap closes its own
- * copies), so it is opened through `/proc/<waiter>/fd/7`, the waiter being the only child of the
- * namespace's init, itself the only child of the outer bubblewrap (our child, `pid`). False
- * when that is not a pipe (nothing is written then).
- */
-function go(pid: number): boolean {
-  const init = onlyChild(pid);
-  const waiter = init === undefined ? undefined : onlyChild(init);
-  if (waiter === undefined) return false;
-  let fd: number;
-  try {
-    fd = openSync(`/proc/${waiter}/fd/${GO_FD}`, constants.O_WRONLY | constants.O_NONBLOCK);
-  } catch {
-    return false;
-  }
-  try {
-    if (!fstatSync(fd).isFIFO()) return false;
-    return writeSync(fd, 'g') === 1;
-  } catch {
-    return false;
-  } finally {
-    closeSync(fd);
   }
 }

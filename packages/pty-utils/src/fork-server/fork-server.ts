@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, constants as fsConstants, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants as fsConstants, openSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import { ExecError, type Logger, NOOP_LOGGER } from '@execd/protocol';
 import type { ResolvedSpawn } from '../executables/resolve-program.ts';
 import { toExitStatus } from '../exit-status.ts';
 import { joinWrapperPerl } from '../internal/cgroup-join.ts';
+import { liveStartTime } from '../process-group.ts';
 import type { ExitStatus } from '../types.ts';
 import { FORK_SERVER_SCRIPT } from './helper-script.ts';
 
@@ -49,20 +50,6 @@ interface Pending {
   readonly reject: (error: Error) => void;
   readonly resolved: ResolvedSpawn;
   readonly stdin: boolean;
-}
-
-/**
- * `/proc/<pid>/stat`'s start time, which tells a pid's process apart from a later one's;
- * undefined once it is gone or a zombie (whoever adopted it may never reap it).
- */
-function liveStartTime(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[0] === 'Z' ? undefined : fields[19];
-  } catch {
-    return undefined;
-  }
 }
 
 /**

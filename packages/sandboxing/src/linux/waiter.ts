@@ -1,3 +1,4 @@
+import { closeSync, constants, fstatSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { bashScriptArgv, FD_SWEEP_LINE, SECCOMP_FD } from './launcher.ts';
 
 /**
@@ -130,4 +131,41 @@ export function encodeWaiterPayload(payload: WaiterPayload): Buffer | undefined 
     'end',
   ];
   return Buffer.from(`${fields.join('\0')}\0`);
+}
+
+/** The only child of `pid` (its main thread's), or undefined when it has none or several. */
+function onlyChild(pid: number): number | undefined {
+  let children: string[];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1').trim().split(' ');
+  } catch {
+    return undefined;
+  }
+  return children.length === 1 && /^\d+$/.test(children[0]!) ? Number(children[0]) : undefined;
+}
+
+/**
+ * Writes the go byte into the waiter's pipe. Only the waiter holds it (bubblewrap closes its own
+ * copies), so it is opened through `/proc/<waiter>/fd/7`, the waiter being the only child of the
+ * namespace's init, itself the only child of the outer bubblewrap (`pid`). False
+ * when that is not a pipe (nothing is written then).
+ */
+export function goWaiter(pid: number): boolean {
+  const init = onlyChild(pid);
+  const waiter = init === undefined ? undefined : onlyChild(init);
+  if (waiter === undefined) return false;
+  let fd: number;
+  try {
+    fd = openSync(`/proc/${waiter}/fd/${GO_FD}`, constants.O_WRONLY | constants.O_NONBLOCK);
+  } catch {
+    return false;
+  }
+  try {
+    if (!fstatSync(fd).isFIFO()) return false;
+    return writeSync(fd, 'g') === 1;
+  } catch {
+    return false;
+  } finally {
+    closeSync(fd);
+  }
 }
