@@ -65,9 +65,9 @@ describe('stdio command transport', () => {
     });
     tracker.add(pid!);
     // Kill the server, as a dropped ssh connection would: the child's parent, or its grandparent
-    // when the server's fork server (a perl helper) started it.
+    // when the server's fork server (a python3 or perl helper) started it.
     const killServer =
-      'p=$PPID; [ "$(cat /proc/$p/comm)" = perl ] && p=$(cut -d" " -f4 /proc/$p/stat); kill -KILL $p';
+      'p=$PPID; case "$(cat /proc/$p/comm)" in python3|perl) p=$(cut -d" " -f4 /proc/$p/stat);; esac; kill -KILL $p';
     await client.run(['sh', '-c', killServer]).catch(() => undefined);
     await waitFor(() => client.state === 'failed');
     expect(client.failure).toMatch(/^exec-server transport disconnected: .*exited \(signal SIGKILL\)/);

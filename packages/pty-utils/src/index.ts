@@ -45,6 +45,7 @@ export {
 export {
   type ForkedChild,
   ForkServer,
+  type ForkServerHelper,
   type ForkServerOptions,
   type ForkServerStats,
 } from './fork-server/fork-server.ts';

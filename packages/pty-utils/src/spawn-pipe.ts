@@ -75,7 +75,9 @@ function waitForSpawn(child: ChildProcess, file: string): Promise<void> {
 export async function spawnPipe(options: PipeSpawnOptions): Promise<SpawnedProcess> {
   const resolved = resolveSpawn(options);
   const logger = options.logger ?? NOOP_LOGGER;
-  if (options.forkServer?.usable) return spawnForked(options.forkServer, resolved, options, logger);
+  if (options.forkServer?.usable && options.forkServer.canStart(resolved)) {
+    return spawnForked(options.forkServer, resolved, options, logger);
+  }
   const stdio: StdioOptions = [options.stdin === 'pipe' ? 'pipe' : 'ignore', 'pipe', 'pipe'];
   let child: ChildProcess;
   try {
@@ -123,6 +125,7 @@ async function spawnForked(
   const forked = await forkServer.spawn(resolved, {
     stdin: options.stdin === 'pipe',
     joinCgroups: options.joinCgroups,
+    cgroupHome: options.cgroupHome,
   });
   logger.debug('spawned on pipes by the fork server', {
     pid: forked.pid,

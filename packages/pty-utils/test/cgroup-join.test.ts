@@ -3,24 +3,12 @@
 // wrapper writes the child's pid into `cgroup.procs`; a fork from inside the groups writes `0`
 // (the spawning thread) into the group's `tasks` and then into the home, and runs no wrapper.
 // The real cgroup behaviour is tested in sandboxing's containment suite.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { joinWrapperPerl } from '../src/internal/cgroup-join.ts';
-import { closeSpawnedAfterEach, collect, pipe, pty, tempDir } from './helpers/harness.ts';
+import { closeSpawnedAfterEach, collect, fakeGroup, pipe, pty } from './helpers/harness.ts';
 
 closeSpawnedAfterEach();
-
-function fakeGroup(): { procs: string; tasks: string; home: string } {
-  const dir = tempDir();
-  const files = {
-    procs: join(dir, 'cgroup.procs'),
-    tasks: join(dir, 'tasks'),
-    home: join(dir, 'home-tasks'),
-  };
-  for (const file of Object.values(files)) writeFileSync(file, '');
-  return files;
-}
 
 const read = (file: string): string => readFileSync(file, 'utf8');
 

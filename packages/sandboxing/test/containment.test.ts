@@ -4,7 +4,14 @@
 // inside the sandbox, so its trap runs and its own exit status is reported (pipes and PTYs).
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { CGROUP_JOIN_FAILED_EXIT_CODE, ForkServer, spawnPipe, spawnPty } from '@execd/pty-utils';
+import {
+  CGROUP_JOIN_FAILED_EXIT_CODE,
+  ForkServer,
+  joinWrapperPerl,
+  spawnPipe,
+  spawnPty,
+  trustedExecutable,
+} from '@execd/pty-utils';
 import { waitFor } from '@execd/test-kit';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
@@ -39,14 +46,29 @@ function commandGroups(): string[] {
 }
 
 /** Who forks the commands of a block: this process, or (pipes only) a fork server's helper. */
-const SPAWNERS = ['this process', 'the fork server'] as const;
-const sharedForkServer = process.platform === 'linux' ? await ForkServer.start() : undefined;
-afterAll(() => sharedForkServer?.close());
+/** (A helper whose program the host lacks is left out: the server then uses the other.) */
+const SPAWNERS = (['this process', 'the python fork server', 'the perl fork server'] as const).filter(
+  (spawner) =>
+    spawner === 'this process' ||
+    (spawner === 'the python fork server'
+      ? trustedExecutable('python3') !== undefined
+      : joinWrapperPerl() !== null),
+);
+const forkServers =
+  process.platform === 'linux'
+    ? {
+        'the python fork server': await ForkServer.start({ helpers: ['python'] }),
+        'the perl fork server': await ForkServer.start({ helpers: ['perl'] }),
+      }
+    : undefined;
+afterAll(async () => {
+  for (const server of Object.values(forkServers ?? {})) await server?.close();
+});
 let forkServer: ForkServer | undefined;
 function forkedBy(spawner: (typeof SPAWNERS)[number]): void {
   beforeAll(() => {
-    forkServer = spawner === 'the fork server' ? sharedForkServer : undefined;
-    if (spawner === 'the fork server' && forkServer === undefined) throw new Error('no fork server here');
+    forkServer = spawner === 'this process' ? undefined : forkServers?.[spawner];
+    if (spawner !== 'this process' && forkServer === undefined) throw new Error(`no ${spawner} here`);
   });
 }
 

@@ -60,7 +60,8 @@ Options:
                                holds its workspace's empty .git/.codex/.agents mount points
   --no-fork-server             fork every command from the server itself (by default commands
                                on pipes are started by a small helper process, so a large
-                               server is not copied for each; needs perl, else it forks)
+                               server is not copied for each; needs python3 or perl,
+                               else it forks)
   -h, --help                   show this help
   -V, --version                print the version
 

@@ -4,11 +4,13 @@ import { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import { ExecError, type Logger, NOOP_LOGGER } from '@execd/protocol';
 import type { ResolvedSpawn } from '../executables/resolve-program.ts';
+import { trustedExecutable } from '../executables/trusted-executable.ts';
 import { toExitStatus } from '../exit-status.ts';
 import { joinWrapperPerl } from '../internal/cgroup-join.ts';
 import { liveStartTime } from '../process-group.ts';
 import type { ExitStatus } from '../types.ts';
-import { FORK_SERVER_SCRIPT } from './helper-script.ts';
+import { PERL_HELPER } from './perl-helper.ts';
+import { PYTHON_HELPER } from './python-helper.ts';
 
 /** A command the fork server started: its pid, this process's ends of its pipes, its exit. */
 export interface ForkedChild {
@@ -21,8 +23,16 @@ export interface ForkedChild {
   readonly exit: Promise<ExitStatus>;
 }
 
+/** Which program the helper is: Python where a trusted `python3` is (faster), else perl. */
+export type ForkServerHelper = 'python' | 'perl';
+
 export interface ForkServerOptions {
   readonly logger?: Logger | undefined;
+  /**
+   * The helpers to try, in order (default: python, then perl). Without any that starts here,
+   * {@link ForkServer.start} returns undefined.
+   */
+  readonly helpers?: readonly ForkServerHelper[] | undefined;
 }
 
 /** What a fork server has done, for metrics. */
@@ -52,28 +62,50 @@ interface Pending {
   readonly stdin: boolean;
 }
 
+/*
+ * The helper protocol (both helpers speak it). Requests arrive on the helper's stdin as frames: a
+ * 4-byte big-endian length, then NUL-separated fields.
+ * - `s id stdin cwd file nargv argv… nenv NAME=VALUE… ngroups procsfile… nhomes tasksfile…`
+ *   starts a command: three pipes (stdin only for `stdin` = `p`, else /dev/null), in `cwd` (a
+ *   failure is the request's), with exactly the environment given, `file` exec'd with `argv`
+ *   (argv[0] included), in a session of its own, every signal at its default and none blocked,
+ *   holding descriptors 0-2 only, and a member of the cgroups whose `procs` files are given
+ *   before its program runs. `homes` (cgroup v1, one per group, or none) are the server's own
+ *   groups' `tasks` files, where the helper was started: a helper that steps into the command's
+ *   groups to start it comes back there (the perl helper ignores them).
+ * - `r id…` closes the helper's ends of those commands' pipes (the server has opened its own by
+ *   then, through `/proc/<helper>/fd/N`).
+ * Replies on stdout, a line each: `P fd` once at start (a pipe, to prove the server can open the
+ * helper's descriptors), `S id pid outfd errfd infd` (infd -1 without stdin), `F id errno stage`,
+ * and `X pid waitstatus` when a command it started is reaped. The helper runs in a session of its
+ * own (no terminal or process-group signal reaches it) and ends as soon as stdin closes: the
+ * server closed it or died, and a sandbox's bubblewrap (`--die-with-parent`, its parent being the
+ * helper) must then end with it, as it would with the server.
+ */
+
 /**
  * Starts commands on pipes from a small helper process instead of forking this one.
  *
  * libuv forks the whole server for every command, on its main thread: the page tables of a
  * server holding hundreds of megabytes (connections, retained output) are copied, and every page
  * the server writes afterwards faults once. Under many clients that is half of the server's main
- * thread. The helper (a perl program, `helper-script.ts`) is a few megabytes and does the fork
- * and the wait for the exec on its own; the server opens the command's pipes through
- * `/proc/<helper>/fd/N` (pipes, unlike libuv's socket pairs, can be reopened that way) and hears
- * of the exit from the helper, which reaps it.
+ * thread. The helper (`python-helper.ts`, or `perl-helper.ts` where there is no trusted
+ * `python3`) is a few megabytes and starts the command on its own; the server opens the
+ * command's pipes through `/proc/<helper>/fd/N` (pipes, unlike libuv's socket pairs, can be
+ * reopened that way) and hears of the exit from the helper, which reaps it.
  *
  * Commands it starts hold descriptors 0-2 only, whatever this process has open (a terminal
- * master included), and join their cgroups themselves before the program runs. PTYs are not its
- * business. When the helper cannot be started (no trusted perl, not Linux, a `/proc` that hides
- * the helper's descriptors) {@link ForkServer.start} returns undefined and spawns fork as before.
- * If the helper dies, requests in flight fail with `spawnFailed`, later ones are refused
- * ({@link usable} turns false), and the commands it had started are reported exited (code -1)
- * once they are gone from /proc.
+ * master included), and are in their cgroups before the program runs. PTYs are not its
+ * business. When no helper can be started (neither a trusted python3 nor perl, not Linux, a
+ * `/proc` that hides the helper's descriptors) {@link ForkServer.start} returns undefined and
+ * spawns fork as before. If the helper dies, requests in flight fail with `spawnFailed`, later
+ * ones are refused ({@link usable} turns false), and the commands it had started are reported
+ * exited (code -1) once they are gone from /proc.
  */
 export class ForkServer {
   readonly #helper: ChildProcess;
   readonly #helperPid: number;
+  readonly #kind: ForkServerHelper;
   readonly #logger: Logger;
   readonly #pending = new Map<string, Pending>();
   readonly #exits = new Map<number, { resolve: (status: ExitStatus) => void; started: string | undefined }>();
@@ -86,9 +118,10 @@ export class ForkServer {
   #closed: Promise<void> | undefined;
   #lines = '';
 
-  private constructor(helper: ChildProcess, helperPid: number, logger: Logger) {
+  private constructor(helper: ChildProcess, helperPid: number, kind: ForkServerHelper, logger: Logger) {
     this.#helper = helper;
     this.#helperPid = helperPid;
+    this.#kind = kind;
     this.#logger = logger;
     // 'close', not 'exit': its last lines (a command's exit) are read by then.
     this.#ended = new Promise((resolve) =>
@@ -104,21 +137,28 @@ export class ForkServer {
 
   /**
    * Starts a helper and proves this process can open its descriptors; undefined (nothing left
-   * running) when it cannot be used here.
+   * running) when none can be used here.
    */
   static async start(options: ForkServerOptions = {}): Promise<ForkServer | undefined> {
     const logger = options.logger ?? NOOP_LOGGER;
-    const perl = process.platform === 'linux' ? joinWrapperPerl() : null;
-    if (perl === null) return undefined;
+    if (process.platform !== 'linux') return undefined;
+    for (const kind of options.helpers ?? ['python', 'perl']) {
+      const server = await ForkServer.#startHelper(kind, logger);
+      if (server !== undefined) return server;
+    }
+    return undefined;
+  }
+
+  static async #startHelper(kind: ForkServerHelper, logger: Logger): Promise<ForkServer | undefined> {
+    const program = kind === 'python' ? trustedExecutable('python3') : (joinWrapperPerl() ?? undefined);
+    if (program === undefined) return undefined;
+    // Python isolated (no PYTHON* variables, no user site) and without `site` (faster to start).
+    const args = kind === 'python' ? ['-I', '-S', '-c', PYTHON_HELPER] : ['-e', PERL_HELPER];
     let helper: ChildProcess;
     try {
-      helper = spawn(perl, ['-e', FORK_SERVER_SCRIPT], {
-        stdio: ['pipe', 'pipe', 'pipe'],
-        detached: true,
-        env: {},
-      });
+      helper = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: {} });
     } catch (error) {
-      logger.debug('fork server unavailable: its helper did not start', { error });
+      logger.debug('fork server helper did not start', { kind, error });
       return undefined;
     }
     helper.stdout?.setEncoding('latin1');
@@ -141,7 +181,7 @@ export class ForkServer {
     });
     const pid = helper.pid;
     if (probe === undefined || pid === undefined) {
-      logger.debug('fork server unavailable: its helper did not come up');
+      logger.debug('fork server helper did not come up', { kind });
       helper.kill('SIGKILL');
       return undefined;
     }
@@ -152,7 +192,7 @@ export class ForkServer {
       helper.kill('SIGKILL');
       return undefined;
     }
-    const server = new ForkServer(helper, pid, logger);
+    const server = new ForkServer(helper, pid, kind, logger);
     server.#send(['r', 'probe']);
     // An idle helper must not keep this process alive (see `#holdLoop`).
     helper.unref();
@@ -174,13 +214,28 @@ export class ForkServer {
     return this.#helperPid;
   }
 
+  /** Which helper runs. */
+  get helper(): ForkServerHelper {
+    return this.#kind;
+  }
+
+  /** Whether this helper can start `resolved`: Python refuses an empty `argv[0]`. */
+  canStart(resolved: ResolvedSpawn): boolean {
+    return this.#kind === 'perl' || resolved.arg0 !== '';
+  }
+
   /**
    * Starts `resolved` (already validated by `resolveSpawn`) on pipes. Rejects with `spawnFailed`
    * when the exec fails or the helper is gone.
    */
   spawn(
     resolved: ResolvedSpawn,
-    options: { readonly stdin: boolean; readonly joinCgroups?: readonly string[] | undefined },
+    options: {
+      readonly stdin: boolean;
+      readonly joinCgroups?: readonly string[] | undefined;
+      /** cgroup v1: this process's own groups' `tasks` files, as pty-utils' `cgroupHome`. */
+      readonly cgroupHome?: readonly string[] | undefined;
+    },
   ): Promise<ForkedChild> {
     if (!this.usable) {
       return Promise.reject(
@@ -189,6 +244,7 @@ export class ForkServer {
     }
     const id = String(this.#nextId++);
     const groups = options.joinCgroups ?? [];
+    const homes = options.cgroupHome?.length === groups.length ? options.cgroupHome : [];
     const env = Object.entries(resolved.env).map(([name, value]) => `${name}=${value}`);
     const argv = [resolved.arg0, ...resolved.argv.slice(1)];
     return new Promise((resolve, reject) => {
@@ -206,6 +262,8 @@ export class ForkServer {
         ...env,
         String(groups.length),
         ...groups,
+        String(homes.length),
+        ...homes,
       ]);
     });
   }

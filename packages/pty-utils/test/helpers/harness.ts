@@ -1,9 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expectGone, waitFor } from '@execd/test-kit';
 import { afterAll, afterEach, beforeAll } from 'vitest';
+import { trustedExecutable } from '../../src/executables/trusted-executable.ts';
 import { ForkServer } from '../../src/fork-server/fork-server.ts';
+import { joinWrapperPerl } from '../../src/internal/cgroup-join.ts';
 import { spawnPipe } from '../../src/spawn-pipe.ts';
 import { spawnPty } from '../../src/spawn-pty.ts';
 import type { OutputChunk, PipeSpawnOptions, PtySpawnOptions, SpawnedProcess } from '../../src/types.ts';
@@ -22,6 +24,14 @@ const spawned: SpawnedProcess[] = [];
 const tempDirs: string[] = [];
 
 let forkServer: ForkServer | undefined;
+
+/** The fork server's helpers (suites of their own behaviour run once per helper). */
+export const FORK_SERVER_HELPERS = ['python', 'perl'] as const;
+
+/** Whether this host has the program of a fork server helper (a trusted python3, or perl). */
+export function hasForkServerHelper(helper: (typeof FORK_SERVER_HELPERS)[number]): boolean {
+  return (helper === 'python' ? trustedExecutable('python3') : joinWrapperPerl()) != null;
+}
 
 /** The ways a pipe child can be started: forked by this process, or by a fork server. */
 export const PIPE_SPAWNERS = ['this process', 'the fork server'] as const;
@@ -144,4 +154,19 @@ export function closeSpawnedAfterEach(): void {
       for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
     }
   });
+}
+
+/**
+ * Plain files standing in for a cgroup v1 group's `cgroup.procs` and `tasks` and for the spawning
+ * thread's home `tasks`, so which way a child joins its groups shows without a cgroup.
+ */
+export function fakeGroup(): { procs: string; tasks: string; home: string } {
+  const dir = tempDir();
+  const files = {
+    procs: join(dir, 'cgroup.procs'),
+    tasks: join(dir, 'tasks'),
+    home: join(dir, 'home-tasks'),
+  };
+  for (const file of Object.values(files)) writeFileSync(file, '');
+  return files;
 }

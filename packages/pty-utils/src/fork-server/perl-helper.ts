@@ -1,30 +1,19 @@
 /**
- * The fork server's helper, a perl program (see `fork-server.ts` for why a separate process).
+ * The fork server's helper in perl, used where there is no trusted `python3` (see
+ * `python-helper.ts`); it speaks the protocol described in `fork-server.ts`.
  *
- * Requests arrive on stdin as frames: a 4-byte big-endian length, then NUL-separated fields.
- * - `s id stdin cwd file nargv argv… nenv NAME=VALUE… ngroups procsfile…` starts a command:
- *   three pipes (stdin only for `stdin` = `p`, else /dev/null); the helper enters `cwd` (a
- *   failure is the request's), sets exactly the environment given and puts the pipes on its own
- *   0-2, forks, and takes its channels back. The child starts a session, writes its pid into each
- *   cgroup `procs` file (failing as the join wrapper does: a line on stderr, exit 125) and execs
- *   `file` with `argv` (argv[0] included). Every other descriptor of the helper is close-on-exec
- *   (perl opens them so; inherited ones are closed at start-up), so the program holds 0-2 only. A
- *   failed exec comes back through a close-on-exec pipe, as libuv does, and is waited for: only
- *   one child at a time shares the helper's pages (a second one forked meanwhile made every
- *   page the helper wrote a copy: measured twice the CPU per command).
- * - `r id…` closes the helper's ends of those commands' pipes (the server has opened its own by
- *   then, through `/proc/<helper>/fd/N`).
- * Replies on stdout, a line each: `P fd` once at start (a pipe, to prove the server can open the
- * helper's descriptors), `S id pid outfd errfd infd` (infd -1 without stdin), `F id errno stage`,
- * and `X pid waitstatus` when a command it started is reaped. It runs in a session of its own (no
- * terminal or process-group signal reaches it) and catches only SIGCHLD, so a command starts with
- * every signal at its default. It ends as soon as stdin closes: the server closed it or died, and
- * a sandbox's bubblewrap (`--die-with-parent`, its parent being this helper) must then end with
- * it, as it would with the server.
+ * For a command it enters `cwd`, sets exactly the environment given and puts the pipes on its own
+ * 0-2, forks, and takes its channels back. The child starts a session, writes its pid into each
+ * cgroup `procs` file (failing as the join wrapper does: a line on stderr, exit 125) and execs.
+ * Every other descriptor of the helper is close-on-exec (perl opens them so; inherited ones are
+ * closed at start-up). A failed exec comes back through a close-on-exec pipe, as libuv does, and
+ * is waited for: only one child at a time shares the helper's pages (a second one forked
+ * meanwhile made every page the helper wrote a copy: measured twice the CPU per command). It
+ * catches only SIGCHLD, so a command starts with every signal at its default.
  *
  * The child does as little as it can before exec: every page it writes is copied first.
  */
-export const FORK_SERVER_SCRIPT: string = String.raw`
+export const PERL_HELPER: string = String.raw`
 use strict; use POSIX ();
 if (opendir(my $d, '/proc/self/fd')) {
   my @fds = grep { /^\d+$/ && $_ > 2 } readdir($d); closedir($d);
