@@ -444,6 +444,50 @@ describe('nothing else reaches a waiting sandbox', () => {
 });
 
 describe('lifetime', () => {
+  test('the next sandbox is prepared once a short command closed, not beside it', async () => {
+    using ws = workspace();
+    const spec: Spec = { command: ['/bin/sleep', '0.1'], cwd: ws.path };
+    const pool = await primed(spec);
+    const taken = await start(spec, pool);
+    try {
+      expect(taken.prepared).toBe(true);
+      // While it runs (for less than the refill delay), nothing is being prepared.
+      expect(pool.size).toBe(0);
+      expect(waiterPids()).toEqual([]);
+      expect((await finish(taken)).exitCode).toBe(0);
+      expect(pool.size).toBe(1);
+      await pool.settled();
+      expect(waiterPids()).toHaveLength(1);
+    } finally {
+      await taken.process.close();
+      await pool.close();
+    }
+  });
+
+  test('a command that runs on gets the next sandbox of its kind prepared meanwhile', async () => {
+    using ws = workspace();
+    const spec: Spec = { command: ['/bin/sleep', '30'], cwd: ws.path };
+    const pool = await primed({ ...spec, command: ['/bin/sleep', '0'] });
+    const taken = await start(spec, pool);
+    try {
+      expect(taken.prepared).toBe(true);
+      expect(pool.size).toBe(0);
+      await waitFor(() => pool.size === 1, { what: 'the next sandbox to be prepared while it runs' });
+      await pool.settled();
+      // The running command's waiter bash was exec'd into its program: the waiting one is new.
+      expect(waiterPids()).toHaveLength(1);
+      taken.process.kill();
+      await finish(taken);
+      expect(await run({ ...spec, command: ['/bin/sleep', '0'] }, pool)).toMatchObject({
+        prepared: true,
+        exitCode: 0,
+      });
+    } finally {
+      await taken.process.close();
+      await pool.close();
+    }
+  });
+
   test('an idle waiter ends, and its placeholders go with it', async () => {
     using ws = workspace();
     const pool = await primed({ command: ['/bin/true'], cwd: ws.path }, { idleMs: 300 });
