@@ -57,6 +57,12 @@ describe('parseCliArgs', () => {
     expect(() => parse('mcp', '--prepare-sandboxes', '--remote', 'ws://127.0.0.1:1')).toThrow(
       /--prepare-sandboxes/,
     );
+    // A fork server for the long-lived local sessions only.
+    expect(parse('mcp').forkServer).toBe(true);
+    expect(parse().forkServer).toBe(true);
+    expect(parse('mcp', '--no-fork-server').forkServer).toBe(false);
+    expect(parse('run', 'true').forkServer).toBe(false);
+    expect(parse('mcp', '--remote', 'ws://127.0.0.1:1').forkServer).toBe(false);
   });
 });
 

@@ -27,6 +27,12 @@ export interface CliOptions {
   readonly shellSnapshot: boolean;
   /** Local only: start the next sandbox of a repeating kind of command ahead (default off). */
   readonly prepareSandboxes: boolean;
+  /**
+   * Local `mcp` and interactive sessions: start commands on pipes from a fork server's helper
+   * (default on; `--no-fork-server`). A one-off `run` forks itself: the helper would cost more
+   * to start than it saves.
+   */
+  readonly forkServer: boolean;
 }
 
 /** A command line that cannot be run (the message says why). */
@@ -56,6 +62,7 @@ const OPTIONS = {
   'shell-snapshot': { type: 'boolean' },
   'no-shell-snapshot': { type: 'boolean' },
   'prepare-sandboxes': { type: 'boolean' },
+  'no-fork-server': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'V' },
 } as const;
@@ -186,5 +193,6 @@ export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv = p
     timeoutSeconds,
     shellSnapshot: values['no-shell-snapshot'] !== true,
     prepareSandboxes: values['prepare-sandboxes'] === true,
+    forkServer: remote === undefined && mode !== 'run' && values['no-fork-server'] !== true,
   };
 }

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { ForkServer } from '@execd/pty-utils';
 import {
   type Approver,
   Environment,
@@ -21,23 +22,32 @@ export interface CliSession extends AsyncDisposable {
 export async function openCliSession(options: CliOptions, approver: Approver): Promise<CliSession> {
   // UEXEC_LOG=debug (or trace/info/warn/error) logs the runtime's state changes to stderr.
   const logger = stderrLogger(process.env.UEXEC_LOG);
-  const environment =
-    options.remote === undefined
-      ? Environment.local({
-          cwd: options.cwd === undefined ? process.cwd() : resolve(options.cwd),
-          permissionProfile: options.sandbox,
-          shellSnapshot: options.shellSnapshot,
-          prepareSandboxes: options.prepareSandboxes,
-          logger,
-        })
-      : await Environment.connect({
-          url: options.remote,
-          token: options.token,
-          cwd: options.cwd,
-          permissionProfile: options.sandbox,
-          shellSnapshot: options.shellSnapshot,
-          logger,
-        });
+  // Undefined where no helper can run: commands are then forked by this process.
+  const forkServer = options.forkServer ? await ForkServer.start({ logger }) : undefined;
+  let environment: Environment;
+  try {
+    environment =
+      options.remote === undefined
+        ? Environment.local({
+            cwd: options.cwd === undefined ? process.cwd() : resolve(options.cwd),
+            permissionProfile: options.sandbox,
+            shellSnapshot: options.shellSnapshot,
+            prepareSandboxes: options.prepareSandboxes,
+            forkServer,
+            logger,
+          })
+        : await Environment.connect({
+            url: options.remote,
+            token: options.token,
+            cwd: options.cwd,
+            permissionProfile: options.sandbox,
+            shellSnapshot: options.shellSnapshot,
+            logger,
+          });
+  } catch (error) {
+    await forkServer?.close();
+    throw error;
+  }
   const manager = new UnifiedExecProcessManager({
     approvalPolicy: options.approval,
     approver,
@@ -53,6 +63,7 @@ export async function openCliSession(options: CliOptions, approver: Approver): P
         await manager.close();
       } finally {
         await environment.close();
+        await forkServer?.close();
       }
     })();
     return closing;

@@ -68,11 +68,18 @@ async function runOnce(options: CliOptions): Promise<number> {
 }
 
 async function runPrompt(options: CliOptions): Promise<number> {
-  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
-  const ask = process.stdin.isTTY ? () => (question: string) => rl.question(question) : undefined;
   let session: CliSession | undefined;
   reapOnSignals(() => session);
+  // Approvals are asked on the prompt's own interface, which exists by the time one is asked.
+  let prompt: Interface | undefined;
+  const ask = process.stdin.isTTY
+    ? () => (question: string) => (prompt as Interface).question(question)
+    : undefined;
   session = await openCliSession(options, terminalApprover(ask));
+  // Made once the session is open: lines read while it opened (a fork server starting) would
+  // have no listener yet and be lost.
+  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
+  prompt = rl;
   rl.on('SIGINT', () => rl.close());
   try {
     await runInteractive(session, rl, process.stdout);

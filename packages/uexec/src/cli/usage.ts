@@ -18,6 +18,8 @@ const COMMON_OPTIONS = `Options:
   --no-shell-snapshot        do not restore a snapshot of your login shell for commands
   --prepare-sandboxes        after a sandboxed command of a kind that repeats, start the next
                              sandbox of its kind ahead (~1/3 of the start time; not --remote)
+  --no-fork-server           mcp and interactive: fork commands from uexec itself (by default
+                             a small python3 or perl helper starts them, at less cost)
   --remote ws://HOST:PORT    run commands on an execd-server instead of this machine
   --token TOKEN              bearer token for --remote (default: $EXECD_AUTH_TOKEN)
   -h, --help                 show help
