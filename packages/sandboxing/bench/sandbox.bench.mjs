@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 // Benchmarks what the sandbox costs a launch: spawn-to-exit of `echo hi` through spawnProcess,
 // unsandboxed vs under bubblewrap (workspace-write, network off, the seccomp filter), for pipes
-// and for a PTY. Runs are interleaved so that background load hits both sides alike.
+// and for a PTY, forked by this process; and on pipes again with both sides started by a fork
+// server (pty-utils' ForkServer), as execd-server runs them by default. Runs are interleaved so
+// that background load hits both sides alike.
 // Prints a small table, then one JSON line with every figure (collected by the root bench runner).
 // Usage: node bench/sandbox.bench.mjs   (needs `pnpm build` first: it imports ../dist/index.js)
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { ForkServer } from '@execd/pty-utils';
 import { PreparedSandboxes, sandboxFromContext, spawnProcess } from '../dist/index.js';
 
 /** Enough runs for a stable median of a ~10-30 ms operation while keeping the bench well under a minute. */
@@ -17,6 +20,8 @@ const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'execd-sandbox-bench-')));
 const sandbox = sandboxFromContext({ profile: 'workspace-write' }, cwd);
 /** Sandboxes started ahead of their commands (`PreparedSandboxes`), as execd-server runs them. */
 const prepared = new PreparedSandboxes();
+/** execd-server's default spawner for commands on pipes (undefined where it cannot run). */
+const forkServer = await ForkServer.start();
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -24,7 +29,7 @@ function median(values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-async function once(sandboxed, tty, pool) {
+async function once(sandboxed, tty, pool, forked = false) {
   const start = performance.now();
   const {
     process: child,
@@ -38,6 +43,7 @@ async function once(sandboxed, tty, pool) {
     tty,
     stdinOpen: false,
     preparedSandboxes: pool,
+    forkServer: forked ? forkServer : undefined,
   });
   let text = '';
   for await (const chunk of child.output()) text += Buffer.from(chunk.bytes).toString();
@@ -55,9 +61,9 @@ async function once(sandboxed, tty, pool) {
  * it: the sandbox started after the previous command of its kind has finished starting (the
  * pool is settled before the clock starts, so its work never overlaps another sample).
  */
-async function oncePrepared(tty) {
+async function oncePrepared(tty, forked = false) {
   await prepared.settled();
-  const run = await once(true, tty, prepared);
+  const run = await once(true, tty, prepared, forked);
   if (!run.prepared) throw new Error('a settled pool had no sandbox ready');
   await prepared.settled();
   return run.ms;
@@ -80,6 +86,9 @@ async function main() {
     ptyPlain: [],
     ptySandboxed: [],
     ptyPrepared: [],
+    forkedPlain: [],
+    forkedSandboxed: [],
+    forkedPrepared: [],
   };
   for (let i = 0; i < RUNS; i++) {
     samples.pipePlain.push((await once(false, false)).ms);
@@ -88,14 +97,28 @@ async function main() {
     samples.ptyPlain.push((await once(false, true)).ms);
     samples.ptySandboxed.push((await once(true, true)).ms);
     samples.ptyPrepared.push(await oncePrepared(true));
+    if (forkServer === undefined) continue;
+    samples.forkedPlain.push((await once(false, false, undefined, true)).ms);
+    samples.forkedSandboxed.push((await once(true, false, undefined, true)).ms);
+    samples.forkedPrepared.push(await oncePrepared(false, true));
   }
-  const figures = Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, median(values)]));
+  const figures = Object.fromEntries(
+    Object.entries(samples)
+      .filter(([, values]) => values.length > 0)
+      .map(([name, values]) => [name, median(values)]),
+  );
   const round = (value) => Math.round(value * 100) / 100;
   const rows = [
     ['pipes', 'cold', figures.pipeSandboxed, figures.pipePlain],
     ['pipes', 'prepared', figures.pipePrepared, figures.pipePlain],
     ['PTY', 'cold', figures.ptySandboxed, figures.ptyPlain],
     ['PTY', 'prepared', figures.ptyPrepared, figures.ptyPlain],
+    ...(forkServer === undefined
+      ? []
+      : [
+          ['pipes', 'cold, fork server', figures.forkedSandboxed, figures.forkedPlain],
+          ['pipes', 'prepared, fork server', figures.forkedPrepared, figures.forkedPlain],
+        ]),
   ];
   console.log('spawn-to-exit of `echo hi`, median of %d (ms)', RUNS);
   for (const [io, start, sandboxed, plain] of rows) {
@@ -111,6 +134,8 @@ async function main() {
   const described = {
     cold: 'started cold',
     prepared: 'in a prepared sandbox (--prepare-sandboxes)',
+    'cold, fork server': "started cold, both sides by the fork server (execd-server's default)",
+    'prepared, fork server': "in a prepared sandbox, both sides by the fork server (execd-server's default)",
   };
   console.log(
     JSON.stringify({
@@ -119,7 +144,9 @@ async function main() {
         figure: `spawn+exit of echo hi under bwrap ${described[start]}, ${io} (median of ${RUNS})`,
         execd: round(sandboxed),
         baseline: round(plain),
-        baselineName: 'unsandboxed spawn',
+        baselineName: start.endsWith('fork server')
+          ? 'unsandboxed spawn by the fork server'
+          : 'unsandboxed spawn',
         unit: 'ms',
         ratio: round(sandboxed / plain),
       })),
@@ -131,5 +158,6 @@ try {
   await main();
 } finally {
   await prepared.close();
+  await forkServer?.close();
   rmSync(cwd, { recursive: true, force: true });
 }
