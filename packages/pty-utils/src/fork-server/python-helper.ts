@@ -161,6 +161,12 @@ def start(rid, stdin, cwd, file, *rest):
     held[rid] = [fd for fd in (out_r, err_r, in_w) if fd >= 0]
     reply(b'S %s %d %d %d %d\n' % (rid, pid, out_r, err_r, in_w))
 
+# Every attribute the spawns use, tried once on a program that cannot exist: a libc that lacks one
+# (an old musl without POSIX_SPAWN_SETSID) fails here, and the server falls back to perl.
+try: spawned(b'/nonexistent/execd-fork-server-probe', [b'probe'], {}, (NULL, NULL, NULL))
+except FileNotFoundError: pass
+except Exception: os._exit(3)
+else: os._exit(3)
 probe_r, probe_w = os.pipe()
 held[b'probe'] = [probe_r, probe_w]
 reply(b'P %d\n' % probe_r)
