@@ -44,6 +44,7 @@ export {
 } from './exit-status.ts';
 export {
   type ForkedChild,
+  type ForkedTerminalChild,
   ForkServer,
   type ForkServerHelper,
   type ForkServerOptions,

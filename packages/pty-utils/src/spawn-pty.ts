@@ -1,12 +1,14 @@
 import { closeSync, constants, openSync } from 'node:fs';
-import { ExecError, NOOP_LOGGER } from '@execd/protocol';
+import type { ReadStream } from 'node:tty';
+import { ExecError, type Logger, NOOP_LOGGER } from '@execd/protocol';
 import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_PTY_COLS, DEFAULT_PTY_ROWS } from './constants.ts';
-import { resolveSpawn } from './executables/resolve-program.ts';
+import { type ResolvedSpawn, resolveSpawn } from './executables/resolve-program.ts';
 import { toPtyExitStatus } from './exit-status.ts';
+import type { ForkedTerminalChild, ForkServer } from './fork-server/fork-server.ts';
 import { ptyCommand } from './internal/arg0-wrapper.ts';
 import { ChildHandle } from './internal/child-handle.ts';
 import { openMasterReader } from './internal/master-reader.ts';
-import { loadNativePty } from './internal/native-pty.ts';
+import { loadNativePty, type NativePty } from './internal/native-pty.ts';
 import { drainMaster, PtyStdin } from './internal/pty-master.ts';
 import { trackStrayMaster } from './internal/stray-descriptors.ts';
 import { forkJoiningCgroups } from './internal/thread-cgroup.ts';
@@ -41,6 +43,9 @@ export async function spawnPty(options: PtySpawnOptions): Promise<SpawnedProcess
   const resolved = resolveSpawn(options);
   const logger = options.logger ?? NOOP_LOGGER;
   const { native, helperPath } = loadNativePty();
+  if (options.forkServer?.usable && options.forkServer.canStartInTerminal(resolved)) {
+    return spawnPtyForked(options.forkServer, native, resolved, { cols, rows, options, logger });
+  }
   let reportExit!: (status: ExitStatus) => void;
   const exit = new Promise<ExitStatus>((resolve) => {
     reportExit = resolve;
@@ -83,25 +88,100 @@ export async function spawnPty(options: PtySpawnOptions): Promise<SpawnedProcess
   // the master is then destroyed, and closing it hangs up the terminal: SIGHUP, exit 129 instead of 0.
   const slaveHold = holdSlave(forked.pty);
   if (slaveHold !== undefined) void exit.then(() => closeSync(slaveHold));
-  // Half-open: at EOF the socket must not close the fd before `drainMaster` has read the rest.
-  const master = openMasterReader(forked.fd);
-  // The master is not close-on-exec: children forked while it is open must close it.
-  trackStrayMaster(master);
+  const master = openMaster(forked.fd);
   logger.debug('spawned in a pty', {
     pid: forked.pid,
     file: resolved.file,
     cwd: resolved.cwd,
     tty: forked.pty,
   });
+  return terminalChild(native, { pid: forked.pid, fd: forked.fd, master, exit }, options, logger);
+}
+
+/** A master reader on `fd` (half-open: at EOF the fd stays ours for `drainMaster`), tracked as a stray master. */
+function openMaster(fd: number): ReadStream {
+  const master = openMasterReader(fd);
+  // The master is not close-on-exec: children forked while it is open must close it.
+  trackStrayMaster(master);
+  return master;
+}
+
+/**
+ * Through the fork server: this process opens the terminal (node-pty's `open`, size set) and
+ * keeps the master; the helper starts the command on the slave. The master reader exists before
+ * the request is sent, so a fork of this process meanwhile knows to close it.
+ */
+async function spawnPtyForked(
+  forkServer: ForkServer,
+  native: NativePty,
+  resolved: ResolvedSpawn,
+  { cols, rows, options, logger }: { cols: number; rows: number; options: PtySpawnOptions; logger: Logger },
+): Promise<SpawnedProcess> {
+  let opened: ReturnType<NativePty['open']>;
+  try {
+    opened = native.open(cols, rows);
+  } catch (error) {
+    throw new ExecError(
+      'spawnFailed',
+      `failed to open a pty for ${resolved.file}: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  // node-pty's slave is not close-on-exec: hold a copy that is (see `spawnPty`) instead.
+  const slaveHold = holdSlave(opened.pty);
+  closeSync(opened.slave);
+  const master = openMaster(opened.master);
+  let child: ForkedTerminalChild;
+  try {
+    child = await forkServer.spawnInTerminal(resolved, {
+      terminal: opened.pty,
+      joinCgroups: options.joinCgroups,
+      cgroupHome: options.cgroupHome,
+    });
+  } catch (error) {
+    master.destroy();
+    if (slaveHold !== undefined) closeSync(slaveHold);
+    throw error;
+  }
+  if (slaveHold !== undefined) void child.exit.then(() => closeSync(slaveHold));
+  logger.debug('spawned in a pty by the fork server', {
+    pid: child.pid,
+    file: resolved.file,
+    cwd: resolved.cwd,
+    tty: opened.pty,
+  });
+  return terminalChild(
+    native,
+    { pid: child.pid, fd: opened.master, master, exit: child.exit },
+    options,
+    logger,
+  );
+}
+
+/** The handle of a child on a terminal whose master `fd` this process reads through `master`. */
+function terminalChild(
+  native: NativePty,
+  child: {
+    readonly pid: number;
+    readonly fd: number;
+    readonly master: ReadStream;
+    readonly exit: Promise<ExitStatus>;
+  },
+  options: PtySpawnOptions,
+  logger: Logger,
+): SpawnedProcess {
+  const { pid, fd, master, exit } = child;
   return new ChildHandle({
-    pid: forked.pid,
+    pid,
     tty: true,
-    sources: [{ name: 'pty', stream: master, readRemainder: () => drainMaster(master, forked.fd) }],
-    stdin: new PtyStdin(master, forked.fd),
+    sources: [{ name: 'pty', stream: master, readRemainder: () => drainMaster(master, fd) }],
+    stdin: new PtyStdin(master, fd),
     exit,
     resize: (newCols, newRows) => {
       // The fd number is only ours while the master is open; afterwards it may name another file.
-      if (!master.destroyed) native.resize(forked.fd, checkSize(newCols, 'cols'), checkSize(newRows, 'rows'));
+      if (!master.destroyed) native.resize(fd, checkSize(newCols, 'cols'), checkSize(newRows, 'rows'));
     },
     politeSignal: 'SIGHUP',
     drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS,

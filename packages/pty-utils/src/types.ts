@@ -53,6 +53,11 @@ export interface PtySpawnOptions extends SpawnOptions {
   /** Terminal size; default 80x24. */
   readonly cols?: number | undefined;
   readonly rows?: number | undefined;
+  /**
+   * Start the child from this fork server's helper, in a terminal this process opens, rather than
+   * by forking this process; ignored when the helper cannot (see `ForkServer.canStartInTerminal`).
+   */
+  readonly forkServer?: ForkServer | undefined;
 }
 
 /** Options for `spawnPipe`. */

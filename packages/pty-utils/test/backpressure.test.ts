@@ -4,14 +4,7 @@ import { waitFor } from '@execd/test-kit';
 import { describe, expect, test } from 'vitest';
 import { OUTPUT_HIGH_WATER_BYTES } from '../src/constants.ts';
 import type { SpawnedProcess } from '../src/types.ts';
-import {
-  closeSpawnedAfterEach,
-  PIPE_SPAWNERS,
-  pipe,
-  procStat,
-  pty,
-  spawnPipesFrom,
-} from './helpers/harness.ts';
+import { closeSpawnedAfterEach, pipe, procStat, pty, SPAWNERS, spawnFrom } from './helpers/harness.ts';
 
 closeSpawnedAfterEach();
 
@@ -75,7 +68,7 @@ describe.skipIf(process.platform !== 'linux')('backpressure', () => {
 });
 
 describe.skipIf(process.platform !== 'linux')('backpressure on pipes a fork server made', () => {
-  spawnPipesFrom(PIPE_SPAWNERS[1]);
+  spawnFrom(SPAWNERS[1]);
   test('pauses the child above the high-water mark and resumes it when read', async () => {
     await using proc = await pipe(['head', '-c', String(FLOOD_BYTES), '/dev/zero']);
     await expectHeldThenReleased(proc);

@@ -1,7 +1,7 @@
 import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import { describe, expect, test } from 'vitest';
 import type { SpawnedProcess } from '../src/types.ts';
-import { closeSpawnedAfterEach, PIPE_SPAWNERS, pipe, pty, spawnPipesFrom } from './helpers/harness.ts';
+import { closeSpawnedAfterEach, pipe, pty, SPAWNERS, spawnFrom } from './helpers/harness.ts';
 
 closeSpawnedAfterEach();
 
@@ -64,7 +64,7 @@ describe('a child that prints 1 MiB and exits at once', () => {
 });
 
 describe('a child on pipes a fork server made prints 1 MiB and exits at once', () => {
-  spawnPipesFrom(PIPE_SPAWNERS[1]);
+  spawnFrom(SPAWNERS[1]);
   test(`delivers every byte, ${FAST_RUNS} runs in a row, and to a slow consumer`, {
     timeout: 120_000,
   }, async () => {

@@ -277,6 +277,61 @@ for (const helper of FORK_SERVER_HELPERS) {
         expect((await collect(next)).stdout).toBe('next\n');
         expect(readlinkSync(`/proc/${forkServer.helperPid}/cwd`)).toBe('/');
       });
+
+      /** What a command sees of its terminal: stat fields, controlling tty, settings, descriptors. */
+      const TERMINAL_PROBE =
+        'cat /proc/$$/stat; tty; stty -a | tr "\\n" " "; echo; ls /proc/$$/fd | sort -n | tr "\\n" " "';
+
+      test('in a terminal: the helper starts it (Python), as a session leader on its own terminal', async () => {
+        const forkServer = await startServer();
+        expect(forkServer.canStartInTerminal(resolveSpawn({ argv: ['sh'], cwd: '/', env: testEnv() }))).toBe(
+          helper === 'python',
+        );
+        await using direct = await pty(['sh', '-c', TERMINAL_PROBE], { cols: 101, rows: 33 });
+        await using forked = await pty(['sh', '-c', TERMINAL_PROBE], { forkServer, cols: 101, rows: 33 });
+        const want = (await collect(direct)).pty.split('\r\n');
+        const got = (await collect(forked)).pty.split('\r\n');
+        const fields = (stat: string): string[] => stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const [, ppid, pgrp, session, ttyNr, foreground] = fields(got[0] ?? '');
+        // Python's helper starts it; perl's cannot, and this process forks it as without one.
+        expect(Number(ppid)).toBe(helper === 'python' ? forkServer.helperPid : process.pid);
+        expect([pgrp, session, foreground]).toEqual([
+          String(forked.pid),
+          String(forked.pid),
+          String(forked.pid),
+        ]);
+        expect(Number(ttyNr)).toBeGreaterThan(0);
+        expect(got[1]).toMatch(/^\/dev\/pts\/\d+$/);
+        // The same settings (speed, size, modes, control characters) as a terminal node-pty makes.
+        expect(got[2]).toContain('rows 33; columns 101;');
+        expect(got[2]).toBe(want[2]);
+        // Its terminal on 0-2, nothing else (the listing's own descriptor aside).
+        expect(got[3]?.trim().split(' ').slice(0, 3)).toEqual(['0', '1', '2']);
+        expect(got[3]?.trim().split(' ').length).toBeLessThanOrEqual(4);
+      });
+
+      test('in a terminal: input, resize, ^C and the exit codes a PTY reports', async () => {
+        const forkServer = await startServer();
+        await using cat = await pty(['cat'], { forkServer });
+        const transcript = new Transcript(cat);
+        await cat.write('hello\n');
+        await transcript.until('hello\r\nhello\r\n');
+        await cat.write('\x04');
+        expect(await cat.closed).toEqual({ exitCode: 0, signal: null });
+        await using sized = await pty(['sh', '-c', 'read _; stty size'], { forkServer });
+        const sizedOut = new Transcript(sized);
+        sized.resize(120, 40);
+        await sized.write('\n');
+        await sizedOut.until('40 120');
+        await using looping = await pty(['sh', '-c', 'echo up; while :; do sleep 0.1; done'], { forkServer });
+        const loopOut = new Transcript(looping);
+        await loopOut.until('up');
+        await looping.write('\x03');
+        // A PTY child killed by a signal reports 1 (as the original's PTY backend), and the signal.
+        expect(await looping.closed).toEqual({ exitCode: 1, signal: 'SIGINT' });
+        await using failing = await pty(['sh', '-c', 'exit 7'], { forkServer });
+        expect(await failing.closed).toEqual({ exitCode: 7, signal: null });
+      });
     },
   );
 }

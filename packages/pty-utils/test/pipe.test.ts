@@ -9,10 +9,11 @@ import { isStdinClosedError } from '../src/stdin-closed.ts';
 import {
   closeSpawnedAfterEach,
   collect,
-  PIPE_SPAWNERS,
+  expectClosedAtDrainCap,
   pipe,
   procStat,
-  spawnPipesFrom,
+  SPAWNERS,
+  spawnFrom,
   Transcript,
   tempDir,
   testEnv,
@@ -21,9 +22,9 @@ import {
 
 closeSpawnedAfterEach();
 
-for (const spawner of PIPE_SPAWNERS)
+for (const spawner of SPAWNERS)
   describe(`spawnPipe, forked by ${spawner}`, () => {
-    spawnPipesFrom(spawner);
+    spawnFrom(spawner);
 
     test('round-trips stdin through cat', async () => {
       await using proc = await pipe(['cat'], { stdin: 'pipe' });
@@ -129,14 +130,7 @@ for (const spawner of PIPE_SPAWNERS)
 
     test('closes at the drain cap when a grandchild keeps the pipe open', async () => {
       await using proc = await pipe(['sh', '-c', 'sleep 100 & echo $!'], { drainTimeoutMs: 50 });
-      const transcript = new Transcript(proc);
-      await proc.closed;
-      await transcript.done;
-      const sleeper = Number(transcript.text.trim());
-      expectGone(sleeper);
-      expect(isProcessAlive(sleeper)).toBe(true);
-      await proc.close();
-      await waitFor(() => !isProcessAlive(sleeper), { what: 'grandchild killed by close()' });
+      await expectClosedAtDrainCap(proc);
     });
 
     test('terminate reaps the child and its background children', async () => {
@@ -215,9 +209,9 @@ for (const spawner of PIPE_SPAWNERS)
     });
   });
 
-for (const spawner of PIPE_SPAWNERS)
+for (const spawner of SPAWNERS)
   describe(`spawn failures, forked by ${spawner}`, () => {
-    spawnPipesFrom(spawner);
+    spawnFrom(spawner);
 
     const expectSpawnFailed = async (promise: Promise<unknown>, pathInMessage: string): Promise<void> => {
       const error = await promise.then(

@@ -75,7 +75,10 @@ export interface SpawnRequest {
    * next one of its kind is started after it. Without it every sandbox starts cold.
    */
   readonly preparedSandboxes?: PreparedSandboxes | undefined;
-  /** Commands on pipes (and their sandboxes) are started by it rather than forked here. */
+  /**
+   * Commands (and their sandboxes) are started by it rather than forked here: on pipes, and in a
+   * terminal where its helper can (pty-utils' `ForkServer.canStartInTerminal`).
+   */
   readonly forkServer?: ForkServer | undefined;
   readonly logger?: Logger | undefined;
 }
@@ -346,7 +349,7 @@ async function spawnPlanned(
     ...joinCgroups,
   };
   return request.tty
-    ? spawnPty({ ...options, cols: request.cols, rows: request.rows })
+    ? spawnPty({ ...options, cols: request.cols, rows: request.rows, forkServer: request.forkServer })
     : spawnPipe({ ...options, stdin: request.stdinOpen ? 'pipe' : 'null', forkServer: request.forkServer });
 }
 

@@ -59,9 +59,9 @@ Options:
                                next such command starts in ~1/3 of the time; a waiting sandbox
                                holds its workspace's empty .git/.codex/.agents mount points
   --no-fork-server             fork every command from the server itself (by default commands
-                               on pipes are started by a small helper process, so a large
-                               server is not copied for each; needs python3 or perl,
-                               else it forks)
+                               are started by a small helper process, so a large server is
+                               not copied for each: on pipes with python3 or perl, in a
+                               terminal with python3; else it forks)
   -h, --help                   show this help
   -V, --version                print the version
 

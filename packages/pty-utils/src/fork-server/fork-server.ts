@@ -5,7 +5,7 @@ import { constants as osConstants } from 'node:os';
 import { ExecError, type Logger, NOOP_LOGGER } from '@execd/protocol';
 import type { ResolvedSpawn } from '../executables/resolve-program.ts';
 import { trustedExecutable } from '../executables/trusted-executable.ts';
-import { toExitStatus } from '../exit-status.ts';
+import { toExitStatus, toPtyExitStatus } from '../exit-status.ts';
 import { joinWrapperPerl } from '../internal/cgroup-join.ts';
 import { liveStartTime } from '../process-group.ts';
 import type { ExitStatus } from '../types.ts';
@@ -55,18 +55,38 @@ const ERRNO_NAMES: ReadonlyMap<number, string> = new Map(
   Object.entries(osConstants.errno).map(([name, num]) => [num, name]),
 );
 
+/** A command the fork server started in a terminal: its pid and its exit (PTY exit codes). */
+export interface ForkedTerminalChild {
+  readonly pid: number;
+  /** Resolves (never rejects) once the command was reaped. */
+  readonly exit: Promise<ExitStatus>;
+}
+
 interface Pending {
-  readonly resolve: (child: ForkedChild) => void;
+  readonly resolve: (child: ForkedChild | ForkedTerminalChild) => void;
   readonly reject: (error: Error) => void;
   readonly resolved: ResolvedSpawn;
   readonly stdin: boolean;
+  /** Started in this terminal (its slave's path): no pipes to open, PTY exit codes. */
+  readonly terminal?: string | undefined;
 }
+
+/** The cgroups a command starts in (as `SpawnOptions`' fields of the same names). */
+interface CgroupJoin {
+  readonly joinCgroups?: readonly string[] | undefined;
+  /** cgroup v1: this process's own groups' `tasks` files, as pty-utils' `cgroupHome`. */
+  readonly cgroupHome?: readonly string[] | undefined;
+}
+
+/** How each helper-reaped command's wait status becomes an exit status. */
+type ExitDecoder = typeof toExitStatus;
 
 /*
  * The helper protocol (both helpers speak it). Requests arrive on the helper's stdin as frames: a
  * 4-byte big-endian length, then NUL-separated fields.
  * - `s id stdin cwd file nargv argv… nenv NAME=VALUE… ngroups procsfile… nhomes tasksfile…`
- *   starts a command: three pipes (stdin only for `stdin` = `p`, else /dev/null), in `cwd` (a
+ *   starts a command: three pipes (stdin only for `stdin` = `p`, else /dev/null; or, when
+ *   `stdin` is a path, in that terminal, which the server opened: Python helper only), in `cwd` (a
  *   failure is the request's), with exactly the environment given, `file` exec'd with `argv`
  *   (argv[0] included), in a session of its own, every signal at its default and none blocked,
  *   holding descriptors 0-2 only, and a member of the cgroups whose `procs` files are given
@@ -95,8 +115,8 @@ interface Pending {
  * reopened that way) and hears of the exit from the helper, which reaps it.
  *
  * Commands it starts hold descriptors 0-2 only, whatever this process has open (a terminal
- * master included), and are in their cgroups before the program runs. PTYs are not its
- * business. When no helper can be started (neither a trusted python3 nor perl, not Linux, a
+ * master included), and are in their cgroups before the program runs. The Python helper also
+ * starts commands in a terminal this process opened ({@link spawnInTerminal}). When no helper can be started (neither a trusted python3 nor perl, not Linux, a
  * `/proc` that hides the helper's descriptors) {@link ForkServer.start} returns undefined and
  * spawns fork as before. If the helper dies, requests in flight fail with `spawnFailed`, later
  * ones are refused ({@link usable} turns false), and the commands it had started are reported
@@ -108,7 +128,10 @@ export class ForkServer {
   readonly #kind: ForkServerHelper;
   readonly #logger: Logger;
   readonly #pending = new Map<string, Pending>();
-  readonly #exits = new Map<number, { resolve: (status: ExitStatus) => void; started: string | undefined }>();
+  readonly #exits = new Map<
+    number,
+    { resolve: (status: ExitStatus) => void; started: string | undefined; decode: ExitDecoder }
+  >();
   readonly #ended: Promise<void>;
   #nextId = 0;
   #startedCount = 0;
@@ -224,19 +247,41 @@ export class ForkServer {
     return this.#kind === 'perl' || resolved.arg0 !== '';
   }
 
+  /** Whether this helper can start `resolved` in a terminal (the Python helper only). */
+  canStartInTerminal(resolved: ResolvedSpawn): boolean {
+    return this.#kind === 'python' && resolved.arg0 !== '';
+  }
+
   /**
    * Starts `resolved` (already validated by `resolveSpawn`) on pipes. Rejects with `spawnFailed`
    * when the exec fails or the helper is gone.
    */
-  spawn(
+  spawn(resolved: ResolvedSpawn, options: CgroupJoin & { readonly stdin: boolean }): Promise<ForkedChild> {
+    return this.#request(resolved, { ...options, terminal: undefined }) as Promise<ForkedChild>;
+  }
+
+  /**
+   * Starts `resolved` in the terminal whose slave is `terminal` (a path under /dev/pts; this
+   * process holds the master): the helper gives it node-pty's settings and the command opens it
+   * as its controlling terminal on 0-2. Exit codes are a PTY's (1 for a signal death). Rejects
+   * with `spawnFailed` as {@link spawn}; check {@link canStartInTerminal} first.
+   */
+  spawnInTerminal(
     resolved: ResolvedSpawn,
-    options: {
-      readonly stdin: boolean;
-      readonly joinCgroups?: readonly string[] | undefined;
-      /** cgroup v1: this process's own groups' `tasks` files, as pty-utils' `cgroupHome`. */
-      readonly cgroupHome?: readonly string[] | undefined;
-    },
-  ): Promise<ForkedChild> {
+    options: CgroupJoin & { readonly terminal: string },
+  ): Promise<ForkedTerminalChild> {
+    if (!this.canStartInTerminal(resolved)) {
+      return Promise.reject(
+        new ExecError('spawnFailed', `failed to spawn ${resolved.file}: this fork server has no terminals`),
+      );
+    }
+    return this.#request(resolved, { ...options, stdin: false });
+  }
+
+  #request(
+    resolved: ResolvedSpawn,
+    options: CgroupJoin & { readonly stdin: boolean; readonly terminal: string | undefined },
+  ): Promise<ForkedChild | ForkedTerminalChild> {
     if (!this.usable) {
       return Promise.reject(
         new ExecError('spawnFailed', `failed to spawn ${resolved.file}: the fork server ended`),
@@ -247,13 +292,14 @@ export class ForkServer {
     const homes = options.cgroupHome?.length === groups.length ? options.cgroupHome : [];
     const env = Object.entries(resolved.env).map(([name, value]) => `${name}=${value}`);
     const argv = [resolved.arg0, ...resolved.argv.slice(1)];
+    const { stdin, terminal } = options;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject, resolved, stdin: options.stdin });
+      this.#pending.set(id, { resolve, reject, resolved, stdin, terminal });
       this.#holdLoop();
       this.#send([
         's',
         id,
-        options.stdin ? 'p' : 'n',
+        terminal ?? (stdin ? 'p' : 'n'),
         resolved.cwd,
         resolved.file,
         String(argv.length),
@@ -316,7 +362,8 @@ export class ForkServer {
       this.#exits.delete(Number(first));
       // A wait status: the low 7 bits are the signal (0: a normal exit, whose code is bits 8-15).
       const signal = status & 0x7f;
-      waiter?.resolve(signal === 0 ? toExitStatus((status >> 8) & 0xff, null) : toExitStatus(null, signal));
+      if (waiter === undefined) return;
+      waiter.resolve(signal === 0 ? waiter.decode((status >> 8) & 0xff, null) : waiter.decode(null, signal));
       return;
     }
     const pending = this.#pending.get(first);
@@ -338,9 +385,16 @@ export class ForkServer {
   }
 
   #started(id: string, pending: Pending, [pid = 0, outFd = 0, errFd = 0, inFd = -1]: number[]): void {
+    const decode = pending.terminal === undefined ? toExitStatus : toPtyExitStatus;
     const exit = new Promise<ExitStatus>((resolve) =>
-      this.#exits.set(pid, { resolve, started: liveStartTime(pid) }),
+      this.#exits.set(pid, { resolve, started: liveStartTime(pid), decode }),
     );
+    if (pending.terminal !== undefined) {
+      this.#send(['r', id]);
+      this.#startedCount += 1;
+      pending.resolve({ pid, exit });
+      return;
+    }
     let child: ForkedChild;
     const opened: Socket[] = [];
     const open = (fd: number, write: boolean): Socket => {

@@ -53,6 +53,8 @@ sub start {
   my @argv = splice(@f, 0, shift @f);
   my @env = splice(@f, 0, shift @f);
   my @groups = splice(@f, 0, shift @f);
+  # Terminals are the Python helper's (the server never asks this one).
+  return reply("F $id " . POSIX::ENOSYS() . " terminal\n") if $stdin =~ m{^/};
   my ($out_r, $out_w, $err_r, $err_w, $in_r, $in_w, $x_r, $x_w);
   if (!(pipe($out_r, $out_w) && pipe($err_r, $err_w) && pipe($x_r, $x_w)
         && ($stdin ne 'p' || pipe($in_r, $in_w)))) {

@@ -18,11 +18,17 @@
  *
  * An exec that fails with ENOEXEC (a script without `#!`) is retried through `/bin/sh`, as
  * `execvp` (libuv's, perl's) does.
+ *
+ * It also starts commands in a terminal the server opened (`stdin` is then the slave's path): it
+ * gives the terminal node-pty's settings, and the child opens it after its `setsid` (so it is its
+ * controlling terminal) on 0-2.
  */
 export const PYTHON_HELPER: string = String.raw`
 import errno, os, select, signal
 if not hasattr(os, 'posix_spawn'):
     os._exit(3)
+try: import termios
+except ImportError: termios = None
 for name in os.listdir('/proc/self/fd'):
     if int(name) > 2:
         try: os.close(int(name))
@@ -30,6 +36,11 @@ for name in os.listdir('/proc/self/fd'):
 os.chdir('/')
 NULL = os.open('/dev/null', os.O_RDONLY | os.O_CLOEXEC)
 DEFAULTS = [s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)]
+# A new terminal's settings, as node-pty's fork makes them (Linux values): iflag ICRNL IXON IXANY
+# IMAXBEL BRKINT IUTF8, oflag OPOST ONLCR, cflag CREAD CS8 HUPCL B38400, lflag ICANON ISIG IEXTEN
+# ECHO ECHOE ECHOK ECHOKE ECHOCTL, and its control characters.
+TERMINAL = [0o66402, 0o5, 0o2277, 0o105073, 0o17, 0o17,
+            [bytes([c]) for c in (3, 28, 127, 21, 4, 0, 1, 0, 17, 19, 26, 255, 18, 15, 23, 22, 255)] + [b'\0'] * 15]
 wake_r, wake_w = os.pipe()
 os.set_blocking(wake_r, False); os.set_blocking(wake_w, False)
 signal.set_wakeup_fd(wake_w)
@@ -65,7 +76,11 @@ def go_home(homes):
             os._exit(1)
 
 def spawned(file, argv, env, stdio):
-    actions = [(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(stdio)]
+    if isinstance(stdio, bytes):
+        # A terminal: opened by the child after its setsid, so it becomes its controlling tty.
+        actions = [(os.POSIX_SPAWN_OPEN, 0, stdio, os.O_RDWR, 0), (os.POSIX_SPAWN_DUP2, 0, 1), (os.POSIX_SPAWN_DUP2, 0, 2)]
+    else:
+        actions = [(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(stdio)]
     extra = dict(file_actions=actions, setsid=True, setsigdef=DEFAULTS, setsigmask=())
     try:
         return os.posix_spawn(file, argv, env, **extra)
@@ -82,6 +97,9 @@ def forked(file, argv, env, stdio, groups):
     if pid == 0:
         try:
             os.setsid()
+            if isinstance(stdio, bytes):
+                fd = os.open(stdio, os.O_RDWR)
+                stdio = (fd, fd, fd)
             for target, fd in enumerate(stdio): os.dup2(fd, target)
             for group in groups:
                 try: write_to(group, b'%d\n' % os.getpid())
@@ -121,20 +139,29 @@ def start(rid, stdin, cwd, file, *rest):
     for entry in env_list:
         name, _, value = entry.partition(b'=')
         env[name] = value
+    terminal = stdin if stdin.startswith(b'/') else None
+    if terminal is not None:
+        if termios is None: return reply(b'F %s %d terminal\n' % (rid, errno.ENOSYS))
+        try:
+            fd = os.open(terminal, os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
+            try: termios.tcsetattr(fd, termios.TCSANOW, TERMINAL)
+            finally: os.close(fd)
+        except Exception as error:
+            return reply(b'F %s %d terminal\n' % (rid, getattr(error, 'errno', None) or errno.EINVAL))
     pipes = []
     try:
-        for _ in range(3 if stdin == b'p' else 2): pipes.append(os.pipe())
+        for _ in range(0 if terminal else 3 if stdin == b'p' else 2): pipes.append(os.pipe())
     except OSError as error:
         for pair in pipes: os.close(pair[0]); os.close(pair[1])
         return reply(b'F %s %d pipe\n' % (rid, error.errno))
-    (out_r, out_w), (err_r, err_w) = pipes[0], pipes[1]
+    (out_r, out_w), (err_r, err_w) = pipes[0] if pipes else (-1, -1), pipes[1] if pipes else (-1, -1)
     in_r, in_w = pipes[2] if stdin == b'p' else (NULL, -1)
     stage = b'exec'
     try:
         stage = b'chdir'
         os.chdir(cwd)
         stage = b'exec'
-        stdio = (in_r, out_w, err_w)
+        stdio = terminal or (in_r, out_w, err_w)
         steps = [g[:-12] + b'tasks' for g in groups if g.endswith(b'/cgroup.procs')]
         if len(steps) == len(homes) == len(groups):
             entered = []
@@ -155,7 +182,7 @@ def start(rid, stdin, cwd, file, *rest):
         return reply(b'F %s %d %s\n' % (rid, code, stage))
     finally:
         os.chdir('/')
-    os.close(out_w); os.close(err_w)
+    if pipes: os.close(out_w); os.close(err_w)
     if in_w >= 0: os.close(in_r)
     kids.add(pid)
     held[rid] = [fd for fd in (out_r, err_r, in_w) if fd >= 0]

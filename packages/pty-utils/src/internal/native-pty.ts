@@ -23,6 +23,8 @@ export interface NativePty {
     onExit: (code: number, signal: number) => void,
   ): NativeForkResult;
   resize(fd: number, cols: number, rows: number): void;
+  /** A new terminal of this size: the master and slave fds (neither close-on-exec) and the slave's path. */
+  open(cols: number, rows: number): { readonly master: number; readonly slave: number; readonly pty: string };
 }
 
 /** The loaded binding plus the spawn-helper path macOS needs (unused on Linux). */

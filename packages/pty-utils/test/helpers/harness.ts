@@ -2,13 +2,20 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expectGone, waitFor } from '@execd/test-kit';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { trustedExecutable } from '../../src/executables/trusted-executable.ts';
 import { ForkServer } from '../../src/fork-server/fork-server.ts';
 import { joinWrapperPerl } from '../../src/internal/cgroup-join.ts';
+import { isProcessAlive } from '../../src/process-group.ts';
 import { spawnPipe } from '../../src/spawn-pipe.ts';
 import { spawnPty } from '../../src/spawn-pty.ts';
-import type { OutputChunk, PipeSpawnOptions, PtySpawnOptions, SpawnedProcess } from '../../src/types.ts';
+import type {
+  ExitStatus,
+  OutputChunk,
+  PipeSpawnOptions,
+  PtySpawnOptions,
+  SpawnedProcess,
+} from '../../src/types.ts';
 
 /** A small, explicit environment for children: no inheritance from the test runner. */
 export function testEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -33,14 +40,15 @@ export function hasForkServerHelper(helper: (typeof FORK_SERVER_HELPERS)[number]
   return (helper === 'python' ? trustedExecutable('python3') : joinWrapperPerl()) != null;
 }
 
-/** The ways a pipe child can be started: forked by this process, or by a fork server. */
-export const PIPE_SPAWNERS = ['this process', 'the fork server'] as const;
+/** The ways a child can be started: forked by this process, or by a fork server. */
+export const SPAWNERS = ['this process', 'the fork server'] as const;
 
 /**
- * In the enclosing `describe`, `pipe()` starts children from a fork server (`the fork server`)
- * or by forking this process (`this process`). The server is closed after the block.
+ * In the enclosing `describe`, `pipe()` and `pty()` start children from a fork server (`the fork server`;
+ * PTYs only where it is the Python helper) or by forking this process (`this process`). The server
+ * is closed after the block.
  */
-export function spawnPipesFrom(spawner: (typeof PIPE_SPAWNERS)[number]): void {
+export function spawnFrom(spawner: (typeof SPAWNERS)[number]): void {
   if (spawner === 'this process') return;
   beforeAll(async () => {
     forkServer = await ForkServer.start();
@@ -61,7 +69,7 @@ export async function pipe(argv: string[], options: Partial<PipeSpawnOptions> = 
 
 /** `spawnPty` with a test env and cwd; the process is checked for leaks after the test. */
 export async function pty(argv: string[], options: Partial<PtySpawnOptions> = {}): Promise<SpawnedProcess> {
-  const proc = await spawnPty({ argv, cwd: tmpdir(), env: testEnv(), ...options });
+  const proc = await spawnPty({ argv, cwd: tmpdir(), env: testEnv(), forkServer, ...options });
   spawned.push(proc);
   return proc;
 }
@@ -169,4 +177,20 @@ export function fakeGroup(): { procs: string; tasks: string; home: string } {
   };
   for (const file of Object.values(files)) writeFileSync(file, '');
   return files;
+}
+
+/**
+ * `proc` prints the pid of a grandchild that keeps its output open: `closed` must come at the
+ * drain cap with the grandchild alive, and `close()` must kill it. Resolves with the status.
+ */
+export async function expectClosedAtDrainCap(proc: SpawnedProcess): Promise<ExitStatus> {
+  const transcript = new Transcript(proc);
+  const status = await proc.closed;
+  await transcript.done;
+  const sleeper = Number(transcript.text.trim());
+  expectGone(sleeper);
+  expect(isProcessAlive(sleeper)).toBe(true);
+  await proc.close();
+  await waitFor(() => !isProcessAlive(sleeper), { what: 'grandchild killed by close()' });
+  return status;
 }
