@@ -2,6 +2,7 @@
 // Benchmarks @execd/pty-utils against the raw libraries it wraps:
 //   1. spawn-to-exit of `echo hi` (median of SPAWN_RUNS) via spawnPipe/spawnPty vs raw
 //      child_process.spawn and raw node-pty;
+//      and the same through a fork server (`ForkServer`, the Python helper where there is one);
 //   2. throughput of 256 MiB of output (`head -c 268435456 /dev/zero`), median of THROUGHPUT_RUNS.
 // Variants run interleaved (one of each per round) so a busy machine skews them alike.
 // Prints a small table, then one JSON line with every figure (collected by the root bench runner).
@@ -9,7 +10,7 @@
 import { spawn as rawSpawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
-import { spawnPipe, spawnPty } from '../dist/index.js';
+import { ForkServer, spawnPipe, spawnPty } from '../dist/index.js';
 
 const require = createRequire(import.meta.url);
 const nodePty = require('@lydell/node-pty');
@@ -75,9 +76,12 @@ function rawPtyRun(argv) {
   });
 }
 
-async function oursRun(spawnFn, argv) {
+/** Started once; undefined where no helper can run (its rows are then left out). */
+const forkServer = await ForkServer.start();
+
+async function oursRun(spawnFn, argv, viaForkServer = false) {
   // Plain Node 20 has no `await using`; close() explicitly.
-  const proc = await spawnFn({ argv, cwd, env });
+  const proc = await spawnFn({ argv, cwd, env, forkServer: viaForkServer ? forkServer : undefined });
   try {
     let bytes = 0;
     for await (const chunk of proc.output()) bytes += chunk.bytes.length;
@@ -96,6 +100,12 @@ const spawnVariants = [
   ['spawnPipe', () => oursRun(spawnPipe, echo)],
   ['rawNodePty', () => rawPtyRun(echo)],
   ['spawnPty', () => oursRun(spawnPty, echo)],
+  ...(forkServer === undefined
+    ? []
+    : [
+        ['spawnPipeForked', () => oursRun(spawnPipe, echo, true)],
+        ...(forkServer.helper === 'python' ? [['spawnPtyForked', () => oursRun(spawnPty, echo, true)]] : []),
+      ]),
 ];
 await interleaved(1, spawnVariants); // warm-up: module loading, first fork
 const spawnSamples = await interleaved(SPAWN_RUNS, spawnVariants);
@@ -132,6 +142,11 @@ out.write(
 out.write(
   `  pty:   raw node-pty      ${fmt(spawnMs.rawNodePty)}  spawnPty  ${fmt(spawnMs.spawnPty)}  ratio ${fmt(ratios.spawnPtyVsRaw)}\n`,
 );
+if (spawnMs.spawnPipeForked !== undefined) {
+  out.write(
+    `  by the ${forkServer.helper} fork server: pipes ${fmt(spawnMs.spawnPipeForked)}${spawnMs.spawnPtyForked === undefined ? '' : `  pty ${fmt(spawnMs.spawnPtyForked)}`}\n`,
+  );
+}
 out.write(`throughput of 256 MiB (median of ${THROUGHPUT_RUNS}, MB/s)\n`);
 out.write(
   `  pipes: raw child_process ${fmt(throughputMBps.rawChildProcess, 0)}  spawnPipe ${fmt(throughputMBps.spawnPipe, 0)}  ratio ${fmt(ratios.throughputPipeVsRaw)}\n`,
@@ -170,6 +185,28 @@ out.write(
         'raw node-pty',
         'ms',
       ),
+      ...(spawnMs.spawnPipeForked === undefined
+        ? []
+        : [
+            figure(
+              `spawn+exit of echo hi, pipes, by the ${forkServer.helper} fork server (median)`,
+              spawnMs.spawnPipeForked,
+              spawnMs.rawChildProcess,
+              'raw child_process.spawn',
+              'ms',
+            ),
+          ]),
+      ...(spawnMs.spawnPtyForked === undefined
+        ? []
+        : [
+            figure(
+              `spawn+exit of echo hi, PTY, by the ${forkServer.helper} fork server (median)`,
+              spawnMs.spawnPtyForked,
+              spawnMs.rawNodePty,
+              'raw node-pty',
+              'ms',
+            ),
+          ]),
       figure(
         '256 MiB of output, pipes',
         throughputMBps.spawnPipe,
@@ -187,3 +224,4 @@ out.write(
     ],
   })}\n`,
 );
+await forkServer?.close();
