@@ -167,6 +167,21 @@ const figure = (name, execd, baseline, baselineName, unit) => ({
   unit,
   ratio: baseline ? execd / baseline : null,
 });
+/** The fork server's rows, against the same raw baselines (only those it could measure). */
+const forkedFigures = [
+  ['pipes', spawnMs.spawnPipeForked, spawnMs.rawChildProcess, 'raw child_process.spawn'],
+  ['PTY', spawnMs.spawnPtyForked, spawnMs.rawNodePty, 'raw node-pty'],
+]
+  .filter(([, ms]) => ms !== undefined)
+  .map(([io, ms, baseline, baselineName]) =>
+    figure(
+      `spawn+exit of echo hi, ${io}, by the ${forkServer.helper} fork server (median)`,
+      ms,
+      baseline,
+      baselineName,
+      'ms',
+    ),
+  );
 out.write(
   `${JSON.stringify({
     name: 'pty-utils spawn and throughput',
@@ -185,28 +200,7 @@ out.write(
         'raw node-pty',
         'ms',
       ),
-      ...(spawnMs.spawnPipeForked === undefined
-        ? []
-        : [
-            figure(
-              `spawn+exit of echo hi, pipes, by the ${forkServer.helper} fork server (median)`,
-              spawnMs.spawnPipeForked,
-              spawnMs.rawChildProcess,
-              'raw child_process.spawn',
-              'ms',
-            ),
-          ]),
-      ...(spawnMs.spawnPtyForked === undefined
-        ? []
-        : [
-            figure(
-              `spawn+exit of echo hi, PTY, by the ${forkServer.helper} fork server (median)`,
-              spawnMs.spawnPtyForked,
-              spawnMs.rawNodePty,
-              'raw node-pty',
-              'ms',
-            ),
-          ]),
+      ...forkedFigures,
       figure(
         '256 MiB of output, pipes',
         throughputMBps.spawnPipe,

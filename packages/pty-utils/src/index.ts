@@ -49,6 +49,7 @@ export {
   type ForkServerHelper,
   type ForkServerOptions,
   type ForkServerStats,
+  forkServerHelperProgram,
 } from './fork-server/fork-server.ts';
 export { closeInheritedDescriptors } from './inherited-descriptors.ts';
 export { type InputWaitReason, probeInputWait } from './input-wait.ts';

@@ -1,7 +1,7 @@
 import { closeSync, readSync, writeSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type Logger, NOOP_LOGGER } from '@execd/protocol';
-import { DEFAULT_PTY_COLS, DEFAULT_PTY_ROWS } from '@execd/pty-utils';
+import { DEFAULT_PTY_COLS, DEFAULT_PTY_ROWS, type SpawnedProcess } from '@execd/pty-utils';
 import { openUnnamedFile } from './internal/unnamed-file.ts';
 import { interruptResetEnv } from './linux/interrupt-reset.ts';
 import { mountFingerprint } from './linux/mount-fingerprint.ts';
@@ -99,6 +99,13 @@ function waiterKey(request: SpawnRequest): string | undefined {
 function sameOwners(a: SpawnRequest, b: SpawnRequest): boolean {
   return a.rootPins === b.rootPins && a.resourceControl === b.resourceControl;
 }
+
+/**
+ * How long a command may run before the next sandbox of its kind is prepared while it still
+ * runs. Most of an agent's commands (`ls`, `cat`, `rg`) are done sooner, and then it is prepared
+ * once they closed; a longer one gets it meanwhile, for a second command of its kind.
+ */
+const REFILL_AFTER_MS = 250;
 
 /**
  * Sandboxes started before their commands are asked for. Starting bubblewrap (user, mount, pid,
@@ -212,6 +219,25 @@ export class PreparedSandboxes {
     } finally {
       if (!handedOver) this.#end(started, 'unusable');
     }
+  }
+
+  /**
+   * {@link refill} once `process` (a command of `request`'s kind, just started) has closed, or
+   * after `REFILL_AFTER_MS`. Starting a sandbox takes the CPU of a whole sandboxed launch: started
+   * at once it ran beside the command it was prepared after and, on two cores, made a prepared
+   * `echo hi` take 20.5 ms to close instead of 14.6 (cold: 32-35 ms).
+   */
+  refillAfter(request: SpawnRequest, process: SpawnedProcess): void {
+    let done = false;
+    const refill = (): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      this.refill(request);
+    };
+    const timer = setTimeout(refill, REFILL_AFTER_MS);
+    timer.unref();
+    void process.closed.then(refill, refill);
   }
 
   /**

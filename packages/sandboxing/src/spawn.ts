@@ -226,34 +226,8 @@ export async function spawnProcess(request: SpawnRequest): Promise<SpawnResult> 
   const pool = request.preparedSandboxes;
   if (pool === undefined) return (await launch(request, undefined)).result;
   const result = (await pool.take(request)) ?? (await launch(request, undefined)).result;
-  refillAfter(pool, request, result.process);
+  pool.refillAfter(request, result.process);
   return result;
-}
-
-/**
- * How long a command may run before the next sandbox of its kind is prepared while it still
- * runs. Most of an agent's commands (`ls`, `cat`, `rg`) are done sooner, and then it is prepared
- * once they closed; a longer one gets it meanwhile, for a second command of its kind.
- */
-const REFILL_AFTER_MS = 250;
-
-/**
- * Prepares the next sandbox of `request`'s kind once `process` has closed, or after
- * `REFILL_AFTER_MS`. Starting a sandbox is the CPU of a whole sandboxed launch: started at once
- * (as it was), it ran beside the command it was prepared after and, on two cores, made a
- * prepared `echo hi` take 20.5 ms to close instead of 14.6 (cold: 32-35 ms).
- */
-function refillAfter(pool: PreparedSandboxes, request: SpawnRequest, process: SpawnedProcess): void {
-  let done = false;
-  const refill = (): void => {
-    if (done) return;
-    done = true;
-    clearTimeout(timer);
-    pool.refill(request);
-  };
-  const timer = setTimeout(refill, REFILL_AFTER_MS);
-  timer.unref();
-  void process.closed.then(refill, refill);
 }
 
 /** Starts a sandbox that waits for its command (see `PreparedSandboxes`); internal. */

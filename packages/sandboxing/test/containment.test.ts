@@ -7,10 +7,9 @@ import { basename, dirname } from 'node:path';
 import {
   CGROUP_JOIN_FAILED_EXIT_CODE,
   ForkServer,
-  joinWrapperPerl,
+  forkServerHelperProgram,
   spawnPipe,
   spawnPty,
-  trustedExecutable,
 } from '@execd/pty-utils';
 import { waitFor } from '@execd/test-kit';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -45,14 +44,14 @@ function commandGroups(): string[] {
   );
 }
 
-/** Who forks the commands of a block: this process, or (pipes only) a fork server's helper. */
-/** (A helper whose program the host lacks is left out: the server then uses the other.) */
+/**
+ * Who forks the commands of a block: this process, or a fork server's helper (one whose program
+ * the host lacks is left out: the server then uses the other).
+ */
 const SPAWNERS = (['this process', 'the python fork server', 'the perl fork server'] as const).filter(
   (spawner) =>
     spawner === 'this process' ||
-    (spawner === 'the python fork server'
-      ? trustedExecutable('python3') !== undefined
-      : joinWrapperPerl() !== null),
+    forkServerHelperProgram(spawner === 'the python fork server' ? 'python' : 'perl') !== undefined,
 );
 const forkServers =
   process.platform === 'linux'
@@ -70,6 +69,19 @@ function forkedBy(spawner: (typeof SPAWNERS)[number]): void {
     forkServer = spawner === 'this process' ? undefined : forkServers?.[spawner];
     if (spawner !== 'this process' && forkServer === undefined) throw new Error(`no ${spawner} here`);
   });
+}
+
+/**
+ * `launched` left a sleeper (`marker`) behind, printed `started` and waits for a line: the
+ * sleeper is seen alive while it runs, and gone once the command is answered and closed.
+ */
+async function expectLeftBehindGoesAtClose(launched: SpawnResult, marker: string): Promise<void> {
+  await outputUntil(launched, /started/);
+  await waitFor(() => sleepPids(marker).length === 1, { what: 'the escaped sleeper' });
+  await launched.process.write('\n');
+  await launched.process.exited;
+  await launched.process.close();
+  await waitFor(() => sleepPids(marker).length === 0, { what: 'the escaped sleeper to be gone' });
 }
 
 async function launch(script: string, cwd: string, sandboxed: boolean, tty = false): Promise<SpawnResult> {
@@ -132,12 +144,7 @@ for (const spawner of SPAWNERS)
             ws.path,
             sandboxed,
           );
-          await outputUntil(launched, /started/);
-          await waitFor(() => sleepPids(marker).length === 1, { what: 'the escaped sleeper' });
-          await launched.process.write('\n');
-          await launched.process.exited;
-          await launched.process.close();
-          await waitFor(() => sleepPids(marker).length === 0, { what: 'the escaped sleeper to be gone' });
+          await expectLeftBehindGoesAtClose(launched, marker);
           await waitFor(() => groupsSinceGone(before), { what: 'the command group to be removed' });
         });
       }
@@ -357,12 +364,7 @@ describe.skipIf(process.platform !== 'linux')('containment without cgroups: the 
       using ws = tempDir();
       const marker = sleepMarker();
       const launched = await launchUngrouped(`${leaveBehind(marker)}\necho started\nread -r _`, ws.path);
-      await outputUntil(launched, /started/);
-      await waitFor(() => sleepPids(marker).length === 1, { what: 'the escaped sleeper' });
-      await launched.process.write('\n');
-      await launched.process.exited;
-      await launched.process.close();
-      await waitFor(() => sleepPids(marker).length === 0, { what: 'the escaped sleeper to be gone' });
+      await expectLeftBehindGoesAtClose(launched, marker);
     });
   }
 

@@ -4,17 +4,12 @@
 // the host checks that nothing ran and the command held nothing but its stdio.
 import { existsSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ForkServer, joinWrapperPerl, trustedExecutable } from '@execd/pty-utils';
+import { ForkServer, forkServerHelperProgram } from '@execd/pty-utils';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { requireBwrap, runSandboxed, tempDir } from './helpers/index.ts';
 
 /** How each helper shows in `/proc/PID/cmdline` (NULs as spaces). */
 const HELPER_COMMAND_LINES = { python: 'python3 -I -S -c', perl: 'perl -e' } as const;
-/** Each helper is attacked where the host has its program. */
-const HELPER_PRESENT = {
-  python: trustedExecutable('python3') !== undefined,
-  perl: joinWrapperPerl() !== null,
-};
 
 /** A spawn request in the helper's framing: `touch <marker>` outside every sandbox. */
 function request(marker: string): Buffer {
@@ -26,7 +21,7 @@ function request(marker: string): Buffer {
 }
 
 for (const helperKind of ['python', 'perl'] as const)
-  describe.skipIf(process.platform !== 'linux' || !HELPER_PRESENT[helperKind])(
+  describe.skipIf(process.platform !== 'linux' || forkServerHelperProgram(helperKind) === undefined)(
     `the fork server (${helperKind}), attacked from a sandbox it started`,
     () => {
       let forkServer: ForkServer;

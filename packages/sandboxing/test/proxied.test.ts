@@ -1,12 +1,11 @@
 // The `proxied` network mode with real bubblewrap, a real managed-network proxy and bridge, and
 // real local servers: what the command can reach, what it cannot, and that nothing outlives it.
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createStaticResolver, type NetworkProxy, startNetworkProxy } from '@execd/network-proxy';
 import { ExecError, type SandboxContext } from '@execd/protocol';
 import { isProcessAlive } from '@execd/pty-utils';
-import { type Origin, startOrigin, waitFor } from '@execd/test-kit';
+import { listenUnixDaemon, type Origin, startOrigin, waitFor } from '@execd/test-kit';
 import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { prepareSandboxCommand, type SpawnResult, sandboxFromContext, spawnProcess } from '../src/index.ts';
 import { childEnv, requireBwrap, tempDir } from './helpers/index.ts';
@@ -122,12 +121,7 @@ describe('proxied network under bubblewrap', () => {
   test('host Unix sockets stay unreachable, and the proxy socket directory is masked', async () => {
     using ws = tempDir();
     const path = join(ws.path, 'daemon.sock');
-    let connections = 0;
-    const daemon = createServer((socket) => {
-      connections++;
-      socket.end('secret\n');
-    });
-    await new Promise<void>((resolve) => daemon.listen(path, resolve));
+    const daemon = await listenUnixDaemon(path);
     try {
       const socketDir = dirname(proxy.httpSocketPath);
       const script = [
@@ -157,11 +151,11 @@ describe('proxied network under bubblewrap', () => {
           listing: '', // an empty tmpfs over the proxy's directory
         });
         expect(codes(stdout).planted).not.toBe('0');
-        expect(connections).toBe(0);
+        expect(daemon.connections).toBe(0);
         expect(existsSync(proxy.httpSocketPath)).toBe(true);
       }
     } finally {
-      await new Promise<void>((resolve) => daemon.close(() => resolve()));
+      await daemon.close();
     }
   });
 

@@ -2,10 +2,10 @@
 // a test proving it is closed. See README.md, "Threat model".
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnPipe } from '@execd/pty-utils';
+import { listenUnixDaemon } from '@execd/test-kit';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { isLikelySandboxDenied, planFileSystem, resolveSandboxPolicy } from '../src/index.ts';
 import { buildBwrapArgs } from '../src/linux/bwrap-args.ts';
@@ -115,19 +115,14 @@ describe('host interfaces', () => {
   test('a host Unix socket cannot be connected to with the network off (it can with it on)', async () => {
     using dir = tempDir();
     const path = join(dir.path, 'daemon.sock');
-    let connections = 0;
-    const server = createServer((socket) => {
-      connections++;
-      socket.end('secret\n');
-    });
-    await new Promise<void>((resolve) => server.listen(path, resolve));
+    const daemon = await listenUnixDaemon(path);
     try {
       const code = python(
         `import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n  s.connect(${JSON.stringify(path)})\n  print("CONNECTED", s.recv(7).decode().strip())\nexcept OSError as e:\n  print("errno", e.errno)`,
       );
       const off = await runSandboxed(code, { cwd: dir.path });
       expect(off.stdout).toBe('errno 1\n');
-      expect(connections).toBe(0);
+      expect(daemon.connections).toBe(0);
       const dgram = await runSandboxed(
         python(
           'import socket\ntry:\n  socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\nexcept OSError as e:\n  print("errno", e.errno)',
@@ -140,9 +135,9 @@ describe('host interfaces', () => {
         context: { profile: 'workspace-write', network: 'full' },
       });
       expect(on.stdout).toBe('CONNECTED secret\n');
-      expect(connections).toBe(1);
+      expect(daemon.connections).toBe(1);
     } finally {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await daemon.close();
     }
   });
 

@@ -53,6 +53,7 @@ export {
   sessionMembers,
 } from './procfs.ts';
 export { type ParsedToolText, parseToolText } from './tool-text.ts';
+export { listenUnixDaemon, type UnixDaemon } from './unix-daemon.ts';
 export {
   type Truthy,
   WAIT_FOR_INTERVAL_MS,

@@ -1,12 +1,11 @@
 // `proxied` processes end to end through `process/start` on a LocalProcessTable: real bubblewrap,
 // a real proxy and bridge per process, real local servers (names mapped by the proxy's resolver).
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ExecParams, fromUtf8, pathToFileUri } from '@execd/protocol';
 import { ForkServer } from '@execd/pty-utils';
-import { ProcessTracker } from '@execd/test-kit';
+import { listenUnixDaemon, ProcessTracker } from '@execd/test-kit';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { LocalProcessTable } from '../../src/local/local-process-table.ts';
 import type { ProcessNotification } from '../../src/types.ts';
@@ -163,23 +162,14 @@ for (const spawner of ['this process', 'the fork server'] as const)
     test('host Unix sockets stay unreachable; the proxy sockets are hidden', async () => {
       const { table } = newTable();
       const path = join(workspace, 'daemon.sock');
-      let connections = 0;
-      const daemon = createServer((socket) => {
-        connections++;
-        socket.end('secret\n');
-      });
-      await new Promise<void>((resolve) => daemon.listen(path, resolve));
-      try {
-        const script = [
-          `curl -sS --max-time 10 --unix-socket ${path} http://x/ 2>&1; echo unix=$?`,
-          `ls -A ${process.env.TMPDIR} | grep -c '^execd-netproxy-' ; ls -A ${process.env.TMPDIR}/execd-netproxy-* | wc -w | sed 's/^/sockets=/'`,
-        ].join('\n');
-        const { text } = await run(table, proxiedParams('p3', script));
-        expect(codes(text)).toMatchObject({ unix: '7', sockets: '0' });
-        expect(connections).toBe(0);
-      } finally {
-        await new Promise<void>((resolve) => daemon.close(() => resolve()));
-      }
+      await using daemon = await listenUnixDaemon(path);
+      const script = [
+        `curl -sS --max-time 10 --unix-socket ${path} http://x/ 2>&1; echo unix=$?`,
+        `ls -A ${process.env.TMPDIR} | grep -c '^execd-netproxy-' ; ls -A ${process.env.TMPDIR}/execd-netproxy-* | wc -w | sed 's/^/sockets=/'`,
+      ].join('\n');
+      const { text } = await run(table, proxiedParams('p3', script));
+      expect(codes(text)).toMatchObject({ unix: '7', sockets: '0' });
+      expect(daemon.connections).toBe(0);
     });
 
     test('a proxied process is never run unconfined: no sandbox selected is -32602', async () => {

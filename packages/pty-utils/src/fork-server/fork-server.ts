@@ -1,16 +1,22 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, constants as fsConstants, openSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { constants as fsConstants, openSync } from 'node:fs';
 import { Socket } from 'node:net';
-import { constants as osConstants } from 'node:os';
 import { ExecError, type Logger, NOOP_LOGGER } from '@execd/protocol';
 import type { ResolvedSpawn } from '../executables/resolve-program.ts';
-import { trustedExecutable } from '../executables/trusted-executable.ts';
 import { toExitStatus, toPtyExitStatus } from '../exit-status.ts';
-import { joinWrapperPerl } from '../internal/cgroup-join.ts';
 import { liveStartTime } from '../process-group.ts';
 import type { ExitStatus } from '../types.ts';
-import { PERL_HELPER } from './perl-helper.ts';
-import { PYTHON_HELPER } from './python-helper.ts';
+import { type ForkServerHelper, startHelperProcess } from './helper-process.ts';
+import {
+  type CgroupJoin,
+  type ExitDecoder,
+  encodeRequest,
+  errnoName,
+  exitFromWaitStatus,
+  startRequest,
+} from './helper-protocol.ts';
+
+export { type ForkServerHelper, forkServerHelperProgram } from './helper-process.ts';
 
 /** A command the fork server started: its pid, this process's ends of its pipes, its exit. */
 export interface ForkedChild {
@@ -22,9 +28,6 @@ export interface ForkedChild {
   /** Resolves (never rejects) once the command was reaped. */
   readonly exit: Promise<ExitStatus>;
 }
-
-/** Which program the helper is: Python where a trusted `python3` is (faster), else perl. */
-export type ForkServerHelper = 'python' | 'perl';
 
 export interface ForkServerOptions {
   readonly logger?: Logger | undefined;
@@ -45,15 +48,8 @@ export interface ForkServerStats {
   readonly failed: number;
 }
 
-/** How long the helper may take to start before the server forks without it. */
-const START_TIMEOUT_MS = 10_000;
-
 /** How often the commands of a helper that died are looked for in /proc (nobody reaps them for us). */
 const ORPHAN_POLL_MS = 100;
-
-const ERRNO_NAMES: ReadonlyMap<number, string> = new Map(
-  Object.entries(osConstants.errno).map(([name, num]) => [num, name]),
-);
 
 /** A command the fork server started in a terminal: its pid and its exit (PTY exit codes). */
 export interface ForkedTerminalChild {
@@ -71,40 +67,9 @@ interface Pending {
   readonly terminal?: string | undefined;
 }
 
-/** The cgroups a command starts in (as `SpawnOptions`' fields of the same names). */
-interface CgroupJoin {
-  readonly joinCgroups?: readonly string[] | undefined;
-  /** cgroup v1: this process's own groups' `tasks` files, as pty-utils' `cgroupHome`. */
-  readonly cgroupHome?: readonly string[] | undefined;
-}
-
-/** How each helper-reaped command's wait status becomes an exit status. */
-type ExitDecoder = typeof toExitStatus;
-
-/*
- * The helper protocol (both helpers speak it). Requests arrive on the helper's stdin as frames: a
- * 4-byte big-endian length, then NUL-separated fields.
- * - `s id stdin cwd file nargv argv… nenv NAME=VALUE… ngroups procsfile… nhomes tasksfile…`
- *   starts a command: three pipes (stdin only for `stdin` = `p`, else /dev/null; or, when
- *   `stdin` is a path, in that terminal, which the server opened: Python helper only), in `cwd` (a
- *   failure is the request's), with exactly the environment given, `file` exec'd with `argv`
- *   (argv[0] included), in a session of its own, every signal at its default and none blocked,
- *   holding descriptors 0-2 only, and a member of the cgroups whose `procs` files are given
- *   before its program runs. `homes` (cgroup v1, one per group, or none) are the server's own
- *   groups' `tasks` files, where the helper was started: a helper that steps into the command's
- *   groups to start it comes back there (the perl helper ignores them).
- * - `r id…` closes the helper's ends of those commands' pipes (the server has opened its own by
- *   then, through `/proc/<helper>/fd/N`).
- * Replies on stdout, a line each: `P fd` once at start (a pipe, to prove the server can open the
- * helper's descriptors), `S id pid outfd errfd infd` (infd -1 without stdin), `F id errno stage`,
- * and `X pid waitstatus` when a command it started is reaped. The helper runs in a session of its
- * own (no terminal or process-group signal reaches it) and ends as soon as stdin closes: the
- * server closed it or died, and a sandbox's bubblewrap (`--die-with-parent`, its parent being the
- * helper) must then end with it, as it would with the server.
- */
-
 /**
- * Starts commands on pipes from a small helper process instead of forking this one.
+ * Starts commands from a small helper process instead of forking this one (the protocol they
+ * speak: `helper-protocol.ts`).
  *
  * libuv forks the whole server for every command, on its main thread: the page tables of a
  * server holding hundreds of megabytes (connections, retained output) are copied, and every page
@@ -116,8 +81,9 @@ type ExitDecoder = typeof toExitStatus;
  *
  * Commands it starts hold descriptors 0-2 only, whatever this process has open (a terminal
  * master included), and are in their cgroups before the program runs. The Python helper also
- * starts commands in a terminal this process opened ({@link spawnInTerminal}). When no helper can be started (neither a trusted python3 nor perl, not Linux, a
- * `/proc` that hides the helper's descriptors) {@link ForkServer.start} returns undefined and
+ * starts commands in a terminal this process opened ({@link spawnInTerminal}). When no helper
+ * can be started (neither a trusted python3 nor perl, not Linux, a `/proc` that hides the
+ * helper's descriptors) {@link ForkServer.start} returns undefined and
  * spawns fork as before. If the helper dies, requests in flight fail with `spawnFailed`, later
  * ones are refused ({@link usable} turns false), and the commands it had started are reported
  * exited (code -1) once they are gone from /proc.
@@ -166,61 +132,15 @@ export class ForkServer {
     const logger = options.logger ?? NOOP_LOGGER;
     if (process.platform !== 'linux') return undefined;
     for (const kind of options.helpers ?? ['python', 'perl']) {
-      const server = await ForkServer.#startHelper(kind, logger);
-      if (server !== undefined) return server;
+      const helper = await startHelperProcess(kind, logger);
+      if (helper?.pid === undefined) continue;
+      const server = new ForkServer(helper, helper.pid, kind, logger);
+      // An idle helper must not keep this process alive (see `#holdLoop`).
+      helper.unref();
+      for (const stream of [helper.stdin, helper.stdout, helper.stderr]) (stream as Socket | null)?.unref();
+      return server;
     }
     return undefined;
-  }
-
-  static async #startHelper(kind: ForkServerHelper, logger: Logger): Promise<ForkServer | undefined> {
-    const program = kind === 'python' ? trustedExecutable('python3') : (joinWrapperPerl() ?? undefined);
-    if (program === undefined) return undefined;
-    // Python isolated (no PYTHON* variables, no user site) and without `site` (faster to start).
-    const args = kind === 'python' ? ['-I', '-S', '-c', PYTHON_HELPER] : ['-e', PERL_HELPER];
-    let helper: ChildProcess;
-    try {
-      helper = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: {} });
-    } catch (error) {
-      logger.debug('fork server helper did not start', { kind, error });
-      return undefined;
-    }
-    helper.stdout?.setEncoding('latin1');
-    helper.stderr?.setEncoding('utf8');
-    const probe = await new Promise<number | undefined>((resolve) => {
-      let text = '';
-      const onData = (chunk: string): void => {
-        text += chunk;
-        const match = /^P (\d+)\n/.exec(text);
-        if (match === null) return;
-        helper.stdout?.off('data', onData);
-        helper.off('exit', onExit);
-        resolve(Number(match[1]));
-      };
-      const onExit = (): void => resolve(undefined);
-      helper.stdout?.on('data', onData);
-      helper.once('exit', onExit);
-      helper.once('error', onExit);
-      setTimeout(onExit, START_TIMEOUT_MS).unref();
-    });
-    const pid = helper.pid;
-    if (probe === undefined || pid === undefined) {
-      logger.debug('fork server helper did not come up', { kind });
-      helper.kill('SIGKILL');
-      return undefined;
-    }
-    try {
-      closeSync(openSync(`/proc/${pid}/fd/${probe}`, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK));
-    } catch (error) {
-      logger.debug("fork server unavailable: the helper's descriptors cannot be opened", { error });
-      helper.kill('SIGKILL');
-      return undefined;
-    }
-    const server = new ForkServer(helper, pid, kind, logger);
-    server.#send(['r', 'probe']);
-    // An idle helper must not keep this process alive (see `#holdLoop`).
-    helper.unref();
-    for (const stream of [helper.stdin, helper.stdout, helper.stderr]) (stream as Socket | null)?.unref();
-    return server;
   }
 
   /** False once the helper ended or `close()` was called: spawn without it then. */
@@ -288,29 +208,11 @@ export class ForkServer {
       );
     }
     const id = String(this.#nextId++);
-    const groups = options.joinCgroups ?? [];
-    const homes = options.cgroupHome?.length === groups.length ? options.cgroupHome : [];
-    const env = Object.entries(resolved.env).map(([name, value]) => `${name}=${value}`);
-    const argv = [resolved.arg0, ...resolved.argv.slice(1)];
     const { stdin, terminal } = options;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, resolved, stdin, terminal });
       this.#holdLoop();
-      this.#send([
-        's',
-        id,
-        terminal ?? (stdin ? 'p' : 'n'),
-        resolved.cwd,
-        resolved.file,
-        String(argv.length),
-        ...argv,
-        String(env.length),
-        ...env,
-        String(groups.length),
-        ...groups,
-        String(homes.length),
-        ...homes,
-      ]);
+      this.#send(startRequest(id, resolved, terminal ?? (stdin ? 'p' : 'n'), options));
     });
   }
 
@@ -339,10 +241,7 @@ export class ForkServer {
   }
 
   #send(fields: readonly string[]): void {
-    const body = Buffer.from(fields.join('\0'), 'utf8');
-    const head = Buffer.allocUnsafe(4);
-    head.writeUInt32BE(body.length, 0);
-    this.#helper.stdin?.write(Buffer.concat([head, body]));
+    this.#helper.stdin?.write(encodeRequest(fields));
   }
 
   #onData(text: string): void {
@@ -357,13 +256,9 @@ export class ForkServer {
 
   #onLine([kind, first = '', ...rest]: string[]): void {
     if (kind === 'X') {
-      const status = Number(rest[0]);
       const waiter = this.#exits.get(Number(first));
       this.#exits.delete(Number(first));
-      // A wait status: the low 7 bits are the signal (0: a normal exit, whose code is bits 8-15).
-      const signal = status & 0x7f;
-      if (waiter === undefined) return;
-      waiter.resolve(signal === 0 ? waiter.decode((status >> 8) & 0xff, null) : waiter.decode(null, signal));
+      waiter?.resolve(exitFromWaitStatus(Number(rest[0]), waiter.decode));
       return;
     }
     const pending = this.#pending.get(first);
@@ -371,7 +266,7 @@ export class ForkServer {
     this.#pending.delete(first);
     if (kind === 'F') {
       this.#failedCount += 1;
-      const code = ERRNO_NAMES.get(Number(rest[0])) ?? `errno ${rest[0]}`;
+      const code = errnoName(rest[0] ?? '');
       const where = rest[1] === 'chdir' ? ` (cwd ${pending.resolved.cwd})` : '';
       pending.reject(
         new ExecError(
@@ -389,46 +284,42 @@ export class ForkServer {
     const exit = new Promise<ExitStatus>((resolve) =>
       this.#exits.set(pid, { resolve, started: liveStartTime(pid), decode }),
     );
-    if (pending.terminal !== undefined) {
-      this.#send(['r', id]);
-      this.#startedCount += 1;
-      pending.resolve({ pid, exit });
-      return;
-    }
-    let child: ForkedChild;
-    const opened: Socket[] = [];
-    const open = (fd: number, write: boolean): Socket => {
-      const flags = (write ? fsConstants.O_WRONLY : fsConstants.O_RDONLY) | fsConstants.O_NONBLOCK;
-      const socket = new Socket({
-        fd: openSync(`/proc/${this.#helperPid}/fd/${fd}`, flags),
-        readable: !write,
-        writable: write,
-      });
-      opened.push(socket);
-      return socket;
-    };
-    try {
-      const stdout = open(outFd, false);
-      const stderr = open(errFd, false);
-      child = { pid, stdout, stderr, stdin: pending.stdin ? open(inFd, true) : null, exit };
-    } catch (error) {
-      // The command runs, but nobody here can read it (out of descriptors?): end it rather than
-      // leave it blocked, and close what was opened.
-      for (const socket of opened) socket.destroy();
-      this.#send(['r', id]);
+    let child: ForkedChild | ForkedTerminalChild = { pid, exit };
+    if (pending.terminal === undefined) {
+      const opened: Socket[] = [];
+      const open = (fd: number, write: boolean): Socket => {
+        const flags = (write ? fsConstants.O_WRONLY : fsConstants.O_RDONLY) | fsConstants.O_NONBLOCK;
+        const socket = new Socket({
+          fd: openSync(`/proc/${this.#helperPid}/fd/${fd}`, flags),
+          readable: !write,
+          writable: write,
+        });
+        opened.push(socket);
+        return socket;
+      };
       try {
-        process.kill(-pid, 'SIGKILL');
-      } catch {}
-      pending.reject(
-        new ExecError(
-          'spawnFailed',
-          `failed to spawn ${pending.resolved.file}: its pipes could not be opened`,
-          {
-            cause: error,
-          },
-        ),
-      );
-      return;
+        const stdout = open(outFd, false);
+        const stderr = open(errFd, false);
+        child = { pid, stdout, stderr, stdin: pending.stdin ? open(inFd, true) : null, exit };
+      } catch (error) {
+        // The command runs, but nobody here can read it (out of descriptors?): end it rather than
+        // leave it blocked, and close what was opened.
+        for (const socket of opened) socket.destroy();
+        this.#send(['r', id]);
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {}
+        pending.reject(
+          new ExecError(
+            'spawnFailed',
+            `failed to spawn ${pending.resolved.file}: its pipes could not be opened`,
+            {
+              cause: error,
+            },
+          ),
+        );
+        return;
+      }
     }
     this.#send(['r', id]);
     this.#startedCount += 1;

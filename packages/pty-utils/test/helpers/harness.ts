@@ -3,9 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expectGone, waitFor } from '@execd/test-kit';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { trustedExecutable } from '../../src/executables/trusted-executable.ts';
-import { ForkServer } from '../../src/fork-server/fork-server.ts';
-import { joinWrapperPerl } from '../../src/internal/cgroup-join.ts';
+import { ForkServer, forkServerHelperProgram } from '../../src/fork-server/fork-server.ts';
 import { isProcessAlive } from '../../src/process-group.ts';
 import { spawnPipe } from '../../src/spawn-pipe.ts';
 import { spawnPty } from '../../src/spawn-pty.ts';
@@ -37,7 +35,7 @@ export const FORK_SERVER_HELPERS = ['python', 'perl'] as const;
 
 /** Whether this host has the program of a fork server helper (a trusted python3, or perl). */
 export function hasForkServerHelper(helper: (typeof FORK_SERVER_HELPERS)[number]): boolean {
-  return (helper === 'python' ? trustedExecutable('python3') : joinWrapperPerl()) != null;
+  return forkServerHelperProgram(helper) !== undefined;
 }
 
 /** The ways a child can be started: forked by this process, or by a fork server. */
