@@ -77,8 +77,14 @@ export async function startSandboxed(
   });
 }
 
-/** Runs `bash -c script` in the sandbox (default: workspace-write on `cwd`) and collects its output. */
-export async function runSandboxed(script: string, options: RunOptions): Promise<RunResult> {
+/**
+ * Runs `bash -c script` in the sandbox (default: workspace-write on `cwd`, on pipes) and collects
+ * its output (in a terminal, `stdout` has it all).
+ */
+export async function runSandboxed(
+  script: string,
+  options: RunOptions & { readonly tty?: boolean },
+): Promise<RunResult> {
   const { process: child, sandboxType } = await startSandboxed(['/bin/bash', '-c', script], options);
   await using _ = child;
   const decoder = { stdout: new TextDecoder(), stderr: new TextDecoder(), pty: new TextDecoder() };
