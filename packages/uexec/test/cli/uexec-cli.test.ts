@@ -108,6 +108,24 @@ describe('uexec', () => {
     expect(pidsMatching(marker)).toEqual([]);
   });
 
+  test.skipIf(process.platform !== 'linux')(
+    'an interactive session starts commands from a fork server; --no-fork-server and run fork uexec',
+    async () => {
+      // The command's shell's parent: the fork server's helper, or uexec (node) itself.
+      const parentOf = 'exec cat /proc/$PPID/comm';
+      const helper = await runCli(script, [...FULL_ACCESS, '--cwd', dir], { input: `${parentOf}\nquit\n` });
+      expect(helper.stdout).toMatch(/Output:\n(python3|perl)\n/);
+      const own = await runCli(script, [...FULL_ACCESS, '--cwd', dir, '--no-fork-server'], {
+        input: `${parentOf}\nquit\n`,
+      });
+      expect(own.stdout).toContain('Output:\nnode\n');
+      const run = await runCli(script, [...FULL_ACCESS, '--cwd', dir, 'run', 'cat /proc/$PPID/comm']);
+      expect(run.stdout).toContain('Output:\nnode\n');
+    },
+    // Three uexec runs, each with its login-shell snapshot: slow on a busy 2-core machine.
+    90_000,
+  );
+
   test('interactive write with escapes: a tty cat echoes, Ctrl-D ends it', async () => {
     await using child = new CliChild(script, [...FULL_ACCESS, '--cwd', dir]);
     child.send(`call exec_command ${JSON.stringify({ cmd: 'cat', tty: true, yield_time_ms: 300 })}\n`);
