@@ -88,6 +88,9 @@ export function openWebSocketChannel(options: WebSocketChannelOptions): Promise<
       headers,
       perMessageDeflate: false,
       maxPayload: options.maxFrameBytes ?? MAX_FRAME_BYTES,
+      // The JSON codec checks every text frame's UTF-8 as it decodes it (a frame that is not
+      // valid is refused there, and the connection ends): ws need not check it first.
+      skipUTF8Validation: true,
     });
     const onAbort = (): void =>
       fail(new ExecError('aborted', `connecting to exec-server at ${options.url} was cancelled`));

@@ -10,6 +10,7 @@ import {
   fastOutputMsgpack,
   outputBatchMsgpackParts,
 } from './output-frames.ts';
+import { decodeOutputJsonFrame } from './output-frames-decode.ts';
 
 /** The two wire codecs: `json` (the original's) and `msgpack` (execd's native one). */
 export type CodecName = 'json' | 'msgpack';
@@ -63,7 +64,11 @@ export function createJsonCodec(limits?: Partial<DecodeLimits>): Codec {
     encodeParts: () => undefined,
     encodeText: (message) =>
       encoding('json', () => fastOutputJsonText(message) ?? encodeJsonText(toWireObject(message))),
-    decode: (frame) => classifyMessage(decodeJson(frame, resolved, true)),
+    decode: (frame) =>
+      classifyMessage(
+        (typeof frame !== 'string' ? decodeOutputJsonFrame(frame, resolved) : undefined) ??
+          decodeJson(frame, resolved, true),
+      ),
     decodeValue: (frame) => decodeJson(frame, resolved),
   };
 }
