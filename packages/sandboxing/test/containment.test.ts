@@ -2,6 +2,7 @@
 // ends its whole tree, `setsid` daemons, double-forked orphans and `nohup` children included,
 // checked from the host in /proc; and an interrupt reaches the command's own process group
 // inside the sandbox, so its trap runs and its own exit status is reported (pipes and PTYs).
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import {
@@ -97,7 +98,10 @@ async function launch(script: string, cwd: string, sandboxed: boolean, tty = fal
 }
 
 /** Reads the output until `pattern` shows, then keeps draining in the background. */
-async function outputUntil(launched: SpawnResult, pattern: RegExp): Promise<() => string> {
+async function outputUntil(
+  launched: SpawnResult,
+  pattern: RegExp,
+): Promise<(() => string) & { readonly all: Promise<string> }> {
   let text = '';
   const iterator = launched.process.output()[Symbol.asyncIterator]();
   for (;;) {
@@ -106,14 +110,50 @@ async function outputUntil(launched: SpawnResult, pattern: RegExp): Promise<() =
     text += Buffer.from(next.value.bytes).toString();
     if (pattern.test(text)) break;
   }
-  void (async () => {
+  // The rest is read on in the background; `all` is every byte, once the output has ended (the
+  // process's `closed` can come before this reader has taken the last chunks).
+  const all = (async () => {
     for (;;) {
       const next = await iterator.next();
-      if (next.done) return;
+      if (next.done) return text;
       text += Buffer.from(next.value.bytes).toString();
     }
   })();
-  return () => text;
+  return Object.assign(() => text, { all });
+}
+
+/**
+ * `closed`, or (after 20 s) a failure that shows what the command printed and every process of
+ * its session: a rare hang of an interrupted command in a terminal has not been reproduced alone.
+ */
+async function closedOrExplain(
+  launched: SpawnResult,
+  text: () => string,
+): Promise<{ exitCode: number | null }> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const ps = execFileSync('ps', ['-eo', 'pid,ppid,pgid,sid,tty,stat,wchan:24,args'], {
+        encoding: 'utf8',
+      });
+      const sid = ps
+        .split('\n')
+        .find((line) => line.trim().startsWith(`${launched.process.pid} `))
+        ?.trim()
+        .split(/\s+/)[3];
+      const session = ps
+        .split('\n')
+        .filter((line, i) => i === 0 || (sid !== undefined && line.trim().split(/\s+/)[3] === sid));
+      reject(
+        new Error(`not closed after 20 s; output ${JSON.stringify(text())}; session:\n${session.join('\n')}`),
+      );
+    }, 20_000);
+  });
+  try {
+    return await Promise.race([launched.process.closed, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Scripts that leave a `sleep <marker>` behind the command's back. */
@@ -318,8 +358,8 @@ for (const spawner of SPAWNERS)
             const text = await outputUntil(launched, /ready/);
             if (how.startsWith('^C')) await launched.process.write('\u0003');
             else await launched.process.interrupt();
-            expect((await launched.process.closed).exitCode).toBe(42);
-            expect(text()).toContain('INT-TRAP');
+            expect((await closedOrExplain(launched, text)).exitCode).toBe(42);
+            expect(await text.all).toContain('INT-TRAP');
             await launched.process.close();
           });
         }
