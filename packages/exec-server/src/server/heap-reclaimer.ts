@@ -4,7 +4,7 @@ export interface HeapReclaimerOptions {
   readonly collect: () => void;
   /** Frames of at least this many bytes count (default 64 KiB). */
   readonly largeFrameBytes?: number;
-  /** Collect once large frames of this many bytes arrived since the last collection (default 8 MiB). */
+  /** Collect once large frames of this many bytes arrived since the last collection (default 4 MiB). */
   readonly collectAfterBytes?: number;
   /** Never collect more often than this (default 50 ms). */
   readonly minIntervalMs?: number;
@@ -28,7 +28,7 @@ export interface HeapReclaimerStats {
 }
 
 export const LARGE_FRAME_BYTES: number = 64 * 1024;
-export const COLLECT_AFTER_BYTES: number = 8 * 1024 * 1024;
+export const COLLECT_AFTER_BYTES: number = 4 * 1024 * 1024;
 export const MIN_COLLECT_INTERVAL_MS: number = 50;
 export const MAX_PAUSE_SHARE: number = 0.1;
 
