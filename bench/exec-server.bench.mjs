@@ -276,8 +276,7 @@ async function loadThroughput(url, codec, lines = LOAD_LINES) {
  * 30 s, as the original), which the `load` figure already shows.
  */
 async function freshServerLoad(starters) {
-  const targets = starters.map(({ label, codec, start }) => ({ label, codec, start }));
-  return interleavedRounds(targets, async (target) => {
+  return interleavedRounds(starters, async (target) => {
     const server = await target.start();
     try {
       return { rate: await loadThroughput(server.url, target.codec, LOAD_1M_LINES) };

@@ -1,6 +1,11 @@
 // Base64 and UTF-8 helpers without Node APIs (this package runs in browsers and workers too).
 // Standard alphabet with padding: the JSON codec's dialect, as the original exec-server.
-import { decodeBase64Portable, encodeBase64Portable, isBase64Portable } from './internal/base64-portable.ts';
+import {
+  decodeBase64Portable,
+  encodeBase64Portable,
+  isBase64Portable,
+  parseBase64Ascii,
+} from './internal/base64-portable.ts';
 
 type BufferLike = {
   from(data: ArrayBufferLike, byteOffset: number, length: number): { toString(encoding: string): string };
@@ -83,18 +88,15 @@ function parseBase64Native(native: BufferLike, text: string): Uint8Array | null 
 }
 
 /**
- * `parseBase64` of the ASCII text held as bytes in `source[start, end)`, on hosts with a native
- * Buffer (a copy as a one-byte string, then the native decoder: faster than decoding in
- * JavaScript); undefined elsewhere (see `parseBase64Ascii`).
+ * `parseBase64` of the text held as ASCII bytes in `source[start, end)`, or null when it is not
+ * canonical base64. With a native Buffer: a copy as a one-byte string, then the native decoder
+ * (faster than decoding in JavaScript); elsewhere decoded from the bytes in JavaScript.
  */
-export function decodeBase64Latin1(
-  source: Uint8Array,
-  start: number,
-  end: number,
-): Uint8Array | null | undefined {
-  if (!NativeBuffer) return undefined;
-  const text = NativeBuffer.from(source.buffer, source.byteOffset + start, end - start).toString('latin1');
-  return parseBase64(text);
+export function parseBase64Bytes(source: Uint8Array, start: number, end: number): Uint8Array | null {
+  if (!NativeBuffer) return parseBase64Ascii(source, start, end) ?? null;
+  return parseBase64(
+    NativeBuffer.from(source.buffer, source.byteOffset + start, end - start).toString('latin1'),
+  );
 }
 
 /** Decodes standard padded base64; the caller checks `isBase64` first (else see `parseBase64`). */

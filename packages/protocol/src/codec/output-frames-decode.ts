@@ -5,8 +5,7 @@
 // `JSON.parse` of a string as long as the chunk, and the base64 decoded from the bytes it arrived
 // in. Anything else (another layout, escapes, non-ASCII, whitespace, a non-canonical base64)
 // returns undefined and the ordinary path decides, so results and errors are the ordinary path's.
-import { decodeBase64Latin1 } from '../bytes.ts';
-import { parseBase64Ascii } from '../internal/base64-portable.ts';
+import { parseBase64Bytes } from '../bytes.ts';
 import type { DecodeLimits } from './limits.ts';
 
 const ascii = (text: string): Uint8Array => Uint8Array.from(text, (c) => c.charCodeAt(0));
@@ -50,9 +49,8 @@ export function decodeOutputJsonFrame(
   if (chunkEnd < chunkStart || !startsWith(frame, chunkEnd, TAIL)) return undefined;
   if (chunkEnd - chunkStart > limits.maxStringLength) return undefined;
   // Canonical base64 or nothing: a quote, a backslash or any other byte there is refused here.
-  const chunk =
-    decodeBase64Latin1(frame, chunkStart, chunkEnd) ?? parseBase64Ascii(frame, chunkStart, chunkEnd);
-  if (chunk === undefined || chunk === null) return undefined;
+  const chunk = parseBase64Bytes(frame, chunkStart, chunkEnd);
+  if (chunk === null) return undefined;
   return {
     method: 'process/output',
     params: {
