@@ -279,8 +279,9 @@ for (const helper of FORK_SERVER_HELPERS) {
       });
 
       /** What a command sees of its terminal: stat fields, controlling tty, settings, descriptors. */
-      const TERMINAL_PROBE =
-        'cat /proc/$$/stat; tty; stty -a | tr "\\n" " "; echo; ls /proc/$$/fd | sort -n | tr "\\n" " "';
+      // The shell's descriptors are listed by its own glob (no pipeline: while the shell builds
+      // one, it holds the pipes' ends, and a listing then sees them).
+      const TERMINAL_PROBE = 'cat /proc/$$/stat; tty; stty -a | tr "\\n" " "; echo; cd /proc/$$/fd; echo *';
 
       test('in a terminal: the helper starts it (Python), as a session leader on its own terminal', async () => {
         const forkServer = await startServer();
