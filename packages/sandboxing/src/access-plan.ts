@@ -2,7 +2,7 @@ import { lstat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { ExecError } from '@execd/protocol';
 import { expandDenyGlobs } from './deny-globs.ts';
-import { existingPath, isSpecialFile } from './internal/safe-fs.ts';
+import { existingPath, isSpecialFile, pathEntryExists } from './internal/safe-fs.ts';
 import { isPlaceholder, settledLook } from './placeholders.ts';
 import { DENY_GLOB_MAX_DEPTH, type PolicyPath, type SandboxPolicy } from './policy.ts';
 
@@ -57,6 +57,8 @@ async function lookAtPolicyPath(
   item: PolicyPath,
   writableRoots: readonly string[],
 ): Promise<DeniedPathPlan | undefined> {
+  // Nothing at the path itself (not even a dangling symlink): every look below would say so.
+  if (item.skipMissing && !(await pathEntryExists(item.path))) return undefined;
   for (let attempt = 1; ; attempt++) {
     const found = await existingPath(item.path);
     // Another sandbox's placeholder for this same missing path is masked and held here too, never
@@ -107,8 +109,8 @@ export async function planDeniedPaths(
     for (const path of matches) items.push({ path, skipMissing: true });
   }
   const byPath = new Map<string, DeniedPathPlan>();
-  for (const item of items) {
-    const planned = await planPolicyPath(item, writableRoots);
+  // Looked at together (each path on its own), kept in the policy's order.
+  for (const planned of await Promise.all(items.map((item) => planPolicyPath(item, writableRoots)))) {
     if (planned !== undefined && !byPath.has(planned.path)) byPath.set(planned.path, planned);
   }
   // A path inside another denied folder is already hidden (unless a writable root reopens it).

@@ -105,13 +105,15 @@ async function ownProtectedNames(root: string, workspace: boolean): Promise<Prot
   // Masking needs a mount point created in the root; a root this process cannot write (another
   // owner, a read-only filesystem) cannot get one, nor can the sandboxed command create the name.
   const maskMissing = workspace && (await writable(root));
-  for (const name of PROTECTED_NAMES) {
-    const path = resolve(root, name);
-    const maskable = maskMissing && MASKED_WHEN_MISSING.includes(name);
-    result.push(
-      ...(maskable ? await settledProtectedName(path, name) : await protectedName(path, name, false)),
-    );
-  }
+  // The names are looked at together (each look is independent), kept in their order.
+  const looks = await Promise.all(
+    PROTECTED_NAMES.map((name) => {
+      const path = resolve(root, name);
+      const maskable = maskMissing && MASKED_WHEN_MISSING.includes(name);
+      return maskable ? settledProtectedName(path, name) : protectedName(path, name, false);
+    }),
+  );
+  for (const look of looks) result.push(...look);
   return result;
 }
 
@@ -131,6 +133,8 @@ function settledProtectedName(path: string, name: string): Promise<ProtectedPath
 
 /** What protects `path` (the root's `name`), from the disk as it is now. */
 async function protectedName(path: string, name: string, maskable: boolean): Promise<ProtectedPath[]> {
+  // Nothing at the path itself (the usual `.agents`, `.codex`): one look answers every question.
+  if (!(await pathEntryExists(path))) return maskable ? [{ path, type: 'missing' }] : [];
   const found = await repositoryMetadataOrName(path, name);
   if (found.length > 0) return found.map(({ path, kind }) => ({ path, type: kind }));
   if (await isSpecialFile(path)) return [{ path, type: 'special' }];
@@ -158,9 +162,12 @@ export async function planFileSystem(
   policy: SandboxPolicy,
   options: PlanFileSystemOptions = {},
 ): Promise<FileSystemPlan> {
+  // The host secrets, the readable roots and the denied paths do not depend on the writable
+  // roots' scans: they are looked at meanwhile (a launch waits for the slowest, not for the sum).
+  const maskedLook = hostSecretsToMask(options.hiddenPaths, policy.fullDiskWrite);
+  maskedLook.catch(() => undefined); // awaited below; a refused root must not leave it unhandled
   const cwd = (await canonicalDir(policy.cwd)) ?? policy.cwd;
-  const masked = await hostSecretsToMask(options.hiddenPaths, policy.fullDiskWrite);
-  if (policy.fullDiskWrite) return { fullDiskWrite: true, writableRoots: [], cwd, masked };
+  if (policy.fullDiskWrite) return { fullDiskWrite: true, writableRoots: [], cwd, masked: await maskedLook };
   const pins = options.rootPins ?? DEFAULT_ROOT_PINS;
   const byPath = new Map<string, boolean>();
   for (const root of policy.writableRoots) {
@@ -182,11 +189,31 @@ export async function planFileSystem(
   };
   // Every root's own names first: a workspace under another writable root (a project in /tmp)
   // keeps its own decision for its `.codex` (a placeholder this sandbox masks and holds) instead
-  // of the ancestor's scan finding the folder and binding it as if it were a user's.
-  for (const plan of writableRoots)
-    for (const item of await ownProtectedNames(plan.root, byPath.get(plan.root) ?? false)) add(plan, item);
-  for (const plan of writableRoots) {
-    const nested = await findNestedRepositories(plan.root, budget);
+  // of the ancestor's scan finding the folder and binding it as if it were a user's. The disk is
+  // looked at for all of it at once; what is found is added in that order. The nested scans
+  // share one budget, so they run root after root.
+  const ownLooks = Promise.all(
+    writableRoots.map((plan) => ownProtectedNames(plan.root, byPath.get(plan.root) ?? false)),
+  );
+  const nestedScans = (async () => {
+    const scans = [];
+    for (const plan of writableRoots) scans.push(await findNestedRepositories(plan.root, budget));
+    return scans;
+  })();
+  const deniedLook = planDeniedPaths(policy, roots);
+  const readableLook = planReadableRoots(policy);
+  const [own, scans, masked, denied, readableRoots] = await Promise.all([
+    ownLooks,
+    nestedScans,
+    maskedLook,
+    deniedLook,
+    readableLook,
+  ]);
+  writableRoots.forEach((plan, i) => {
+    for (const item of own[i]!) add(plan, item);
+  });
+  writableRoots.forEach((plan, i) => {
+    const nested = scans[i]!;
     gitScanTruncated ||= nested.truncated;
     for (const { path, kind } of nested.paths) {
       // Another workspace's placeholder (an empty mount point some sandbox of this process made)
@@ -194,10 +221,8 @@ export async function planFileSystem(
       const type = kind === 'dir' && isPlaceholder(path) ? 'missing' : kind;
       add(plan, { path, type, nested: true });
     }
-  }
+  });
   await addReadOnlyPaths(policy, roots, writableRoots);
-  const readableRoots = await planReadableRoots(policy);
-  const denied = await planDeniedPaths(policy, roots);
   return {
     fullDiskWrite: false,
     writableRoots,

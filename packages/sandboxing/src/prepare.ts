@@ -83,9 +83,11 @@ export interface SandboxCommandRequest {
   /**
    * bash lines the Linux launcher runs as the executor, outside the sandbox, just before the fd
    * sweep and bubblewrap (joining the command's cgroups, setting its rlimits: see
-   * `launcherLimitLines`). Never model input.
+   * `launcherLimitLines`). Never model input. A promise of them is awaited only once the disk
+   * has been looked at, so that they can be made (the command's cgroup created) meanwhile; if it
+   * rejects, planning does.
    */
-  readonly launcherPreamble?: readonly string[] | undefined;
+  readonly launcherPreamble?: readonly string[] | Promise<readonly string[]> | undefined;
 }
 
 /** The command after wrapping: what pty-utils spawns. */

@@ -266,16 +266,31 @@ interface Launched {
 type WaiterFacts = { readonly [K in 'identity' | 'fingerprint']?: WaiterMatch[K] | undefined };
 
 async function launch(request: SpawnRequest, waiter: WaiterStart | undefined): Promise<Launched> {
-  const setup = await commandGroup(request);
+  const making = commandGroup(request);
+  let setup: CommandGroupSetup | undefined;
   let result: SpawnResult & WaiterFacts;
   try {
-    const prepared =
-      setup.marker === undefined
-        ? request
-        : { ...request, env: { ...request.env, [CONTAINMENT_MARKER_VARIABLE]: setup.marker } };
-    result = await spawnPrepared(prepared, setup.preamble, setup.joinCgroups, waiter);
+    if (request.sandbox?.type === 'linuxSeccomp') {
+      // A bubblewrap command's group goes into its launcher lines only: it is made while the
+      // plan looks at the disk, which waits for it just before laying the command line out.
+      const preamble = making.then((made) => made.preamble);
+      preamble.catch(() => undefined); // the plan awaits it later: not an unhandled rejection meanwhile
+      result = await spawnPrepared(request, preamble, undefined, waiter);
+      setup = await making;
+    } else {
+      setup = await making;
+      const prepared =
+        setup.marker === undefined
+          ? request
+          : { ...request, env: { ...request.env, [CONTAINMENT_MARKER_VARIABLE]: setup.marker } };
+      result = await spawnPrepared(prepared, setup.preamble, setup.joinCgroups, waiter);
+    }
   } catch (error) {
-    await setup.group?.close();
+    // The group may still be on its way (the plan refused the command first): removed once made.
+    await making.then(
+      (made) => made.group?.close(),
+      () => undefined,
+    );
     throw error;
   }
   // Once the command is done (exited, output ended), whatever it left in its cgroup (a daemon in
@@ -336,7 +351,7 @@ function waitingLine(plan: SandboxPlan, waiter: WaiterStart, route: NetworkRoute
 
 async function spawnPrepared(
   request: SpawnRequest,
-  launcherPreamble: readonly string[],
+  launcherPreamble: readonly string[] | Promise<readonly string[]>,
   joinCgroups: CgroupJoin | undefined,
   waiter: WaiterStart | undefined,
 ): Promise<SpawnResult & WaiterFacts> {

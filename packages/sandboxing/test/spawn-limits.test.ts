@@ -1,7 +1,7 @@
 // spawnProcess puts every bubblewrap-sandboxed command under its resource limits: attacks from
 // inside the sandbox (a fork bomb, a memory hog, a huge file, a daemon left behind), checked from
 // the host, and the result says which limit was hit.
-import { statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor } from '@execd/test-kit';
 import { describe, expect, test } from 'vitest';
@@ -80,5 +80,67 @@ describe.skipIf(!hasCgroups)('resource limits under bubblewrap', () => {
     const { launched, output } = await runLimited('ulimit -f', ws.path, false);
     expect(launched.limits).toBeUndefined();
     expect(output.trim()).toBe('unlimited');
+  });
+
+  // A bubblewrap command's group is made while its plan looks at the disk (spawn.ts `launch`).
+  /** The command groups that exist now, in every hierarchy in use. */
+  const groups = (): string[] => {
+    const parents =
+      control.kind === 'cgroup1'
+        ? Object.values(control.parent)
+        : control.kind === 'cgroup2'
+          ? [control.parent]
+          : [];
+    return parents.flatMap((dir) =>
+      readdirSync(dir!, { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => `${dir}/${entry.name}`),
+    );
+  };
+
+  test('a launch its plan refuses leaves no group behind, though the group was made meanwhile', async () => {
+    using ws = tempDir();
+    const before = groups();
+    const error = await spawnProcess({
+      command: ['no-such-program-execd'],
+      cwd: ws.path,
+      env: childEnv(),
+      sandbox: sandboxFromContext({ profile: 'workspace-write' }, ws.path, { env: {} }),
+      tty: false,
+      stdinOpen: false,
+    }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'spawnFailed' });
+    await waitFor(() => groups().length === before.length, {
+      what: 'the refused launch to remove its group',
+    });
+    expect(groups().sort()).toEqual(before.sort());
+  });
+
+  test('a group that cannot be made fails the launch and holds no placeholder', async () => {
+    using ws = tempDir();
+    const unusable =
+      control.kind === 'cgroup1'
+        ? {
+            ...control,
+            parent: Object.fromEntries(control.controllers.map((c) => [c, '/etc/hostname/execd'])),
+          }
+        : { ...control, parent: '/etc/hostname/execd' };
+    const sandbox = sandboxFromContext({ profile: 'workspace-write' }, ws.path, { env: {} });
+    const error = await spawnProcess({
+      command: ['/bin/true'],
+      cwd: ws.path,
+      env: childEnv(),
+      sandbox,
+      tty: false,
+      stdinOpen: false,
+      resourceControl: unusable as typeof control,
+    }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'unsupported', message: expect.stringMatching(/cgroup/) });
+    // Nothing of that plan is held: the next command's placeholders (the workspace has no
+    // `.git`, `.agents`, `.codex`) are removed when it ends, leaving the workspace empty.
+    const { exit } = await runLimited('true', ws.path);
+    expect(exit.exitCode).toBe(0);
+    await waitFor(() => readdirSync(ws.path).length === 0, { what: 'the placeholders to be removed' });
+    expect(readdirSync(ws.path)).toEqual([]);
   });
 });

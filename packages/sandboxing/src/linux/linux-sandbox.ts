@@ -27,7 +27,7 @@ export interface LinuxSandboxRequest {
   readonly bwrapSearchPath?: string | undefined;
   readonly rootPins?: SandboxRootPins | undefined;
   readonly hiddenPaths?: readonly string[] | undefined;
-  readonly launcherPreamble?: readonly string[] | undefined;
+  readonly launcherPreamble?: readonly string[] | Promise<readonly string[]> | undefined;
   /**
    * Set for a `proxied` command routed through a managed network: the proxy's socket folder
    * (masked inside). The sandbox then keeps the network namespace it starts in (no
@@ -141,12 +141,11 @@ export async function planLinuxSandbox(request: LinuxSandboxRequest): Promise<Li
   const resetEnv =
     request.tty && fullRead && !flags.includes('--argv0') ? await interruptResetEnv() : undefined;
   const resetCommand = resetEnv === undefined ? undefined : withInterruptReset(resetEnv, request.command);
+  // Awaited last (before any placeholder is held): the caller may still be making these lines.
+  const launcherPreamble = (await request.launcherPreamble) ?? [];
   const parts = {
     filterPath: seccompFilterPath(filter),
-    preamble: [
-      ...(resetCommand === undefined ? [] : [IGNORE_INTERRUPT_LINE]),
-      ...(request.launcherPreamble ?? []),
-    ],
+    preamble: [...(resetCommand === undefined ? [] : [IGNORE_INTERRUPT_LINE]), ...launcherPreamble],
     bwrap: caps.path,
     flags,
     env: request.env,
