@@ -41,8 +41,8 @@ export async function readNumber(path: string): Promise<number | undefined> {
 /** The pids listed in cgroup.procs files (deduplicated; missing files count as empty). */
 export async function readMembers(procsFiles: readonly string[]): Promise<number[]> {
   const pids = new Set<number>();
-  for (const file of procsFiles) {
-    for (const line of ((await readOptional(file)) ?? '').split('\n')) {
+  for (const text of await Promise.all(procsFiles.map(readOptional))) {
+    for (const line of (text ?? '').split('\n')) {
       if (/^\d+$/.test(line)) pids.add(Number(line));
     }
   }

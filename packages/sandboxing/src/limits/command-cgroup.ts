@@ -167,7 +167,8 @@ export async function createCommandCgroup(
       const deadline = Date.now() + closeTimeoutMs;
       try {
         await killGroup({ procsFiles: layout.procsFiles, killFile: layout.killFile, deadline });
-        final = { events: await readEvents(), cpuSeconds: await readCpuSeconds(layout) };
+        const [events, cpuSeconds] = await Promise.all([readEvents(), readCpuSeconds(layout)]);
+        final = { events, cpuSeconds };
         const left = await removeDirectories(layout, deadline);
         if (left.length > 0) logger.warn('command cgroup could not be removed', { name, left });
       } catch (error) {

@@ -90,18 +90,29 @@ export async function readCpuSeconds(layout: GroupLayout): Promise<number | unde
 
 /** The limit events of the group so far (without `cpuLimitHit`, which the CPU watch knows). */
 export async function readGroupEvents(layout: GroupLayout): Promise<Omit<LimitEvents, 'cpuLimitHit'>> {
+  // Every file is read at once: a command's exit waits for these reads (its limit hit is said
+  // before the exit is reported).
+  const [pidsLimitHit, memory] = await Promise.all([readPidsLimitHit(layout), readMemoryEvents(layout)]);
+  return { ...memory, pidsLimitHit };
+}
+
+async function readPidsLimitHit(layout: GroupLayout): Promise<boolean> {
   const pids = layout.dirs.get('pids');
-  const memory = layout.dirs.get('memory');
   const pidsEvents = pids === undefined ? {} : await readFlatKeyed(posix.join(pids, 'pids.events'));
-  const pidsLimitHit = (pidsEvents.max ?? 0) > 0;
-  if (memory === undefined) return { memoryLimitHit: false, oomKills: 0, pidsLimitHit };
+  return (pidsEvents.max ?? 0) > 0;
+}
+
+async function readMemoryEvents(
+  layout: GroupLayout,
+): Promise<Omit<LimitEvents, 'cpuLimitHit' | 'pidsLimitHit'>> {
+  const memory = layout.dirs.get('memory');
+  if (memory === undefined) return { memoryLimitHit: false, oomKills: 0 };
   if (layout.kind === 'cgroup2') {
     const events = await readFlatKeyed(posix.join(memory, 'memory.events'));
     const oomKills = events.oom_kill ?? 0;
     return {
       memoryLimitHit: (events.max ?? 0) > 0 || (events.oom ?? 0) > 0 || oomKills > 0,
       oomKills,
-      pidsLimitHit,
     };
   }
   const [failcnt, memswFailcnt, oomControl] = await Promise.all([
@@ -113,6 +124,5 @@ export async function readGroupEvents(layout: GroupLayout): Promise<Omit<LimitEv
   return {
     memoryLimitHit: (failcnt ?? 0) > 0 || (memswFailcnt ?? 0) > 0 || oomKills > 0,
     oomKills,
-    pidsLimitHit,
   };
 }
