@@ -83,7 +83,10 @@ describe.skipIf(!hasCgroups)('resource limits under bubblewrap', () => {
   });
 
   // A bubblewrap command's group is made while its plan looks at the disk (spawn.ts `launch`).
-  /** The command groups that exist now, in every hierarchy in use. */
+  /**
+   * This process's command groups that exist now, in every hierarchy in use (a group's name holds
+   * its executor's pid: other test files, running beside this one, make and remove their own).
+   */
   const groups = (): string[] => {
     const parents =
       control.kind === 'cgroup1'
@@ -93,7 +96,7 @@ describe.skipIf(!hasCgroups)('resource limits under bubblewrap', () => {
           : [];
     return parents.flatMap((dir) =>
       readdirSync(dir!, { withFileTypes: true })
-        .filter((entry) => entry.isDirectory())
+        .filter((entry) => entry.isDirectory() && entry.name.split('.')[1] === String(process.pid))
         .map((entry) => `${dir}/${entry.name}`),
     );
   };
@@ -101,6 +104,21 @@ describe.skipIf(!hasCgroups)('resource limits under bubblewrap', () => {
   test('a launch its plan refuses leaves no group behind, though the group was made meanwhile', async () => {
     using ws = tempDir();
     const before = groups();
+    // The listing sees this process's groups: a running command's is there.
+    const running = await spawnProcess({
+      command: ['/bin/sleep', '30'],
+      cwd: ws.path,
+      env: childEnv(),
+      sandbox: sandboxFromContext({ profile: 'workspace-write' }, ws.path, { env: {} }),
+      tty: false,
+      stdinOpen: false,
+    });
+    // One directory per hierarchy in use (v1: pids, memory, cpuacct).
+    expect(groups().length).toBeGreaterThan(before.length);
+    await running.process.close();
+    await waitFor(() => groups().length === before.length, {
+      what: 'the running command to remove its group',
+    });
     const error = await spawnProcess({
       command: ['no-such-program-execd'],
       cwd: ws.path,
