@@ -2,7 +2,7 @@ import { lstat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { ExecError } from '@execd/protocol';
 import { expandDenyGlobs } from './deny-globs.ts';
-import { existingPath, isSpecialFile, pathEntryExists } from './internal/safe-fs.ts';
+import { existingPath, isSpecialFile } from './internal/safe-fs.ts';
 import { isPlaceholder, settledLook } from './placeholders.ts';
 import { DENY_GLOB_MAX_DEPTH, type PolicyPath, type SandboxPolicy } from './policy.ts';
 
@@ -57,8 +57,6 @@ async function lookAtPolicyPath(
   item: PolicyPath,
   writableRoots: readonly string[],
 ): Promise<DeniedPathPlan | undefined> {
-  // Nothing at the path itself (not even a dangling symlink): every look below would say so.
-  if (item.skipMissing && !(await pathEntryExists(item.path))) return undefined;
   for (let attempt = 1; ; attempt++) {
     const found = await existingPath(item.path);
     // Another sandbox's placeholder for this same missing path is masked and held here too, never

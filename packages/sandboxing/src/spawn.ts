@@ -169,7 +169,7 @@ interface CommandGroupSetup {
  */
 async function commandGroup(request: SpawnRequest): Promise<CommandGroupSetup> {
   if (process.platform !== 'linux') return { preamble: [] };
-  const bubblewrap = request.sandbox?.type === 'linuxSeccomp';
+  const bubblewrap = underBubblewrap(request);
   if (!bubblewrap && request.sandbox !== undefined && request.sandbox.type !== 'none')
     return { preamble: [] };
   const control = request.resourceControl ?? (await detectResourceControl({ logger: request.logger }));
@@ -203,6 +203,11 @@ async function commandGroup(request: SpawnRequest): Promise<CommandGroupSetup> {
       ? {}
       : { limits: { inForce, events, describeHit: async () => formatLimitHit(await events(), inForce) } }),
   };
+}
+
+/** The command runs under bubblewrap (its group is then its launcher's to join, with limits). */
+function underBubblewrap(request: SpawnRequest): boolean {
+  return request.sandbox?.type === 'linuxSeccomp';
 }
 
 /** One hierarchy of a v1 control (pids if it has it): a group there lists every member. */
@@ -270,7 +275,7 @@ async function launch(request: SpawnRequest, waiter: WaiterStart | undefined): P
   let setup: CommandGroupSetup | undefined;
   let result: SpawnResult & WaiterFacts;
   try {
-    if (request.sandbox?.type === 'linuxSeccomp') {
+    if (underBubblewrap(request)) {
       // A bubblewrap command's group goes into its launcher lines only: it is made while the
       // plan looks at the disk, which waits for it just before laying the command line out.
       const preamble = making.then((made) => made.preamble);
