@@ -53,11 +53,18 @@ beforeAll(async () => {
   healthy = await RawWsClient.connect(server.url);
   await healthy.initialize();
   stopDir = await mkdtemp(join(tmpdir(), 'execd-bad-input-'));
-  // Streams numbered lines until the stop file appears, then exits 0.
-  const script = 'i=0; while [ ! -e "$STOP" ]; do echo $i; i=$((i+1)); sleep 0.01; done; echo done';
+  // Streams numbered lines until the stop file appears, then exits 0. One process, no children:
+  // a shell loop forks a `sleep` every few milliseconds, which the check after each test (no
+  // process started during the test may outlive it) could catch alive until it times out.
+  const script = `const fs = require('node:fs'); let i = 0;
+    const timer = setInterval(() => {
+      if (!fs.existsSync(process.env.STOP)) return void console.log(i++);
+      clearInterval(timer);
+      console.log('done');
+    }, 10);`;
   await healthy.call('process/start', {
     processId: 'healthy',
-    argv: ['sh', '-c', script],
+    argv: [process.execPath, '-e', script],
     cwd: CWD,
     env: { STOP: join(stopDir, 'stop'), PATH: process.env.PATH ?? '/usr/bin:/bin' },
     tty: false,
