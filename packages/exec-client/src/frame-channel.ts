@@ -1,7 +1,11 @@
 /** What a {@link FrameChannel} reports to its connection. */
 export interface FrameChannelHandlers {
-  /** One whole frame (a WebSocket message, or one line of the stdio stream). */
-  onFrame(frame: Buffer, isBinary: boolean): void;
+  /**
+   * One whole frame (a WebSocket message, or one line of the stdio stream). A binary WebSocket
+   * message that arrived in several fragments comes as them, not joined (the codec may read them
+   * as they are).
+   */
+  onFrame(frame: Buffer | readonly Buffer[], isBinary: boolean): void;
   /** Traffic that is not a frame (a pong): the peer is alive. */
   onActivity(): void;
   /** An error; the close that follows carries the reason. */

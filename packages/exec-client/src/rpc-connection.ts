@@ -262,11 +262,11 @@ export class RpcConnection {
     this.#channel.ping();
   }
 
-  #onFrame(frame: Buffer, isBinary: boolean): void {
+  #onFrame(frame: Buffer | readonly Buffer[], isBinary: boolean): void {
     this.#touch();
     let message: RpcMessage;
     try {
-      message = this.#decoders[sniffCodec(frame, isBinary)].decode(frame);
+      message = this.#decode(frame, isBinary);
     } catch (error) {
       this.#logger.warn('unreadable frame from the exec-server', { error });
       this.terminate(`unreadable frame from the exec-server: ${(error as Error).message}`);
@@ -284,6 +284,22 @@ export class RpcConnection {
       case 'error':
         this.#settle(message);
     }
+  }
+
+  /**
+   * A frame as a message. Fragments that open a msgpack map are read as they are (an execd
+   * `process/outputBatch`: its chunks stay views of them); anything else is joined first.
+   */
+  #decode(frame: Buffer | readonly Buffer[], isBinary: boolean): RpcMessage {
+    if (!Array.isArray(frame)) {
+      const whole = frame as Buffer;
+      return this.#decoders[sniffCodec(whole, isBinary)].decode(whole);
+    }
+    const fragments = frame as readonly Buffer[];
+    if (fragments.length === 1) return this.#decode(fragments[0]!, isBinary);
+    const first = fragments.find((fragment) => fragment.byteLength > 0)?.[0];
+    if (first !== undefined && isMsgpackMap(first)) return this.#decoders.msgpack.decodeFragments(fragments);
+    return this.#decode(Buffer.concat(fragments), isBinary);
   }
 
   #settle(message: Extract<RpcMessage, { kind: 'response' | 'error' }>): void {
@@ -327,4 +343,9 @@ export class RpcConnection {
       this.#resolveClosed();
     }
   }
+}
+
+/** The first byte of a msgpack map (a message is one), never the start of JSON text. */
+function isMsgpackMap(byte: number): boolean {
+  return (byte >= 0x80 && byte <= 0x8f) || byte === 0xde || byte === 0xdf;
 }

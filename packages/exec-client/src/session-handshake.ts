@@ -60,9 +60,9 @@ export async function initializeSession(
       clientName: options.clientName,
       resumeSessionId,
       waitingForInput: true,
-      // `outputBatches`: several output chunks per frame (execd extension), on msgpack only:
-      // an original server speaks JSON only, and the JSON wire keeps one chunk per notification.
-      ...(options.codec === 'msgpack' ? { outputBatches: true } : {}),
+      // `outputBatches`: several output chunks per frame when output piles up (execd extension,
+      // either codec; an original server ignores it and sends one chunk per `process/output`).
+      outputBatches: true,
     },
     { timeoutMs: initializeTimeoutMs },
   );

@@ -15,10 +15,11 @@ export interface WebSocketChannelOptions {
   readonly cancelSignal?: AbortSignal | undefined;
 }
 
-function toBuffer(data: RawData): Buffer {
-  // ws hands out Buffers (binaryType "nodebuffer"); never copy a large frame needlessly.
-  if (Buffer.isBuffer(data)) return data;
-  return Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+function toFrame(data: RawData): Buffer | readonly Buffer[] {
+  // binaryType "fragments": a binary message as the list of its fragments (never joined here,
+  // so a large fragmented message is not copied), a text message as one Buffer.
+  if (Buffer.isBuffer(data) || Array.isArray(data)) return data;
+  return Buffer.from(data as ArrayBuffer);
 }
 
 /** A WebSocket as a {@link FrameChannel}. */
@@ -30,6 +31,7 @@ class WebSocketChannel implements FrameChannel {
 
   constructor(socket: WebSocket) {
     this.#socket = socket;
+    socket.binaryType = 'fragments';
   }
 
   get isOpen(): boolean {
@@ -38,7 +40,7 @@ class WebSocketChannel implements FrameChannel {
 
   listen(handlers: FrameChannelHandlers): void {
     const socket = this.#socket;
-    socket.on('message', (data, isBinary) => handlers.onFrame(toBuffer(data), isBinary));
+    socket.on('message', (data, isBinary) => handlers.onFrame(toFrame(data), isBinary));
     socket.on('ping', () => handlers.onActivity());
     socket.on('pong', () => handlers.onActivity());
     socket.on('error', (error) => handlers.onError(error));

@@ -1,6 +1,14 @@
 // What the client puts on the wire and how it reacts, against a scripted WebSocket server (the
 // original's rpc.rs and client.rs unit cases, spec §2.2, §2.3, §3.5).
-import { type CodecName, ExecError, fromUtf8, RpcError } from '@execd/protocol';
+import {
+  type CodecName,
+  createJsonCodec,
+  createMsgpackCodec,
+  ExecError,
+  fromUtf8,
+  notificationMessage,
+  RpcError,
+} from '@execd/protocol';
 import type { ExecProcessEvent } from '@execd/protocol/contract';
 import { collectEvents, execParams, waitFor } from '@execd/test-kit';
 import { describe, expect, test } from 'vitest';
@@ -55,12 +63,8 @@ describe('handshake and request ids', () => {
         {
           id: 1,
           method: 'initialize',
-          // execd's opt-ins (an original server ignores them); batches only on msgpack.
-          params: {
-            clientName: 'wire-test',
-            waitingForInput: true,
-            ...(codec === 'msgpack' ? { outputBatches: true } : {}),
-          },
+          // execd's opt-ins (an original server ignores them), on both codecs.
+          params: { clientName: 'wire-test', waitingForInput: true, outputBatches: true },
         },
         { method: 'initialized', params: {} },
         { id: 2, method: 'environment/status', params: {} },
@@ -152,6 +156,45 @@ describe('pushed events', () => {
     expect(summary(await collectEvents(proc))).toEqual(['1:a', '2:b', '3:exited', '4:closed']);
   });
 
+  test.each(['json', 'msgpack'] as CodecName[])(
+    'process/outputBatch (%s; msgpack in fragments, cut inside a chunk too) is published chunk by chunk',
+    async (codec) => {
+      const chunks = [1, 2, 3].map((seq) => ({ seq, stream: 'stdout', chunk: Buffer.from(`chunk ${seq}`) }));
+      const message = notificationMessage('process/outputBatch', { processId: 'p', chunks });
+      await using server = await ScriptedServer.start(
+        basic((peer, m) => {
+          if (m.method !== 'initialized') return;
+          if (codec === 'json') {
+            peer.socket.send(createJsonCodec().encodeText(message));
+          } else {
+            // As execd sends it (headers and chunks as fragments), then cut once more inside chunk 2.
+            const parts = createMsgpackCodec().encodeParts(message)!;
+            const split = [
+              ...parts.slice(0, 3),
+              parts[3]!.subarray(0, 3),
+              parts[3]!.subarray(3),
+              ...parts.slice(4),
+            ];
+            for (const [i, part] of split.entries()) {
+              peer.socket.send(part, { binary: true, fin: i === split.length - 1 });
+            }
+          }
+          peer.notify('process/exited', { processId: 'p', seq: 4, exitCode: 0 });
+          peer.notify('process/closed', { processId: 'p', seq: 5 });
+        }),
+      );
+      await using client = await ExecServerClient.connect({ url: server.url, codec });
+      const proc = await client.start(execParams('p', ['x']));
+      expect(summary(await collectEvents(proc))).toEqual([
+        '1:chunk 1',
+        '2:chunk 2',
+        '3:chunk 3',
+        '4:exited',
+        '5:closed',
+      ]);
+    },
+  );
+
   test('a hole left by a dropped notification is filled with process/read', async () => {
     await using server = await ScriptedServer.start(
       basic((peer, m) => {
@@ -200,7 +243,10 @@ describe('recovery on the wire', () => {
       { processId: 'p', chunk: b64('once\n'), writeId: '1' },
     ]);
     expect(second!.received.map((m) => [m.method, m.params])).toEqual([
-      ['initialize', { clientName: 'execd-client', resumeSessionId: 's-1', waitingForInput: true }],
+      [
+        'initialize',
+        { clientName: 'execd-client', resumeSessionId: 's-1', waitingForInput: true, outputBatches: true },
+      ],
       ['initialized', {}],
       ['process/read', { processId: 'p', afterSeq: 0, waitMs: 0 }],
       ['process/write', { processId: 'p', chunk: b64('once\n'), writeId: '1' }],

@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { decodeBase64, encodeBase64, fromUtf8, isBase64, parseBase64, utf8 } from './bytes.ts';
+import {
+  base64DecodedLength,
+  decodeBase64,
+  encodeBase64,
+  fromUtf8,
+  isBase64,
+  parseBase64,
+  parseBase64BytesInto,
+  utf8,
+} from './bytes.ts';
 import { decodeBase64Portable, encodeBase64Portable, isBase64Portable } from './internal/base64-portable.ts';
 
 const implementations = [
@@ -125,6 +134,45 @@ describe('parseBase64', () => {
         },
       ),
       { numRuns: 2000 },
+    );
+  });
+});
+
+describe('parseBase64BytesInto', () => {
+  /** `parseBase64` of the text's UTF-8 bytes, decoded into a target at offset 3 (-1 for null). */
+  function both(text: string, target: Uint8Array): [number, number[] | null] {
+    const source = utf8(`xx${text}yy`);
+    const start = 2;
+    const end = source.length - 2;
+    const written = parseBase64BytesInto(source, start, end, target, 3);
+    const expected = parseBase64(text);
+    if (expected !== null) expect(base64DecodedLength(source, start, end)).toBe(expected.byteLength);
+    return [written, written < 0 ? null : [...target.subarray(3, 3 + written)]];
+  }
+
+  test('agrees with parseBase64 on any text, into a Buffer (native) and a plain Uint8Array', () => {
+    const alphabet = [...'AQgw+/=-_ \n\u00e9\u0141\u0000"\\'];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...alphabet), { maxLength: 24 }), (chars) => {
+        const text = chars.join('');
+        const expected = parseBase64(text);
+        for (const target of [Buffer.alloc(40), new Uint8Array(40)]) {
+          const [written, bytes] = both(text, target);
+          expect(written).toBe(expected === null ? -1 : expected.byteLength);
+          expect(bytes).toEqual(expected === null ? null : [...expected]);
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  test('decodes valid base64 of any bytes exactly', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 64 }), (bytes) => {
+        for (const target of [Buffer.alloc(80), new Uint8Array(80)])
+          expect(both(encodeBase64(bytes), target)).toEqual([bytes.length, [...bytes]]);
+      }),
+      { numRuns: 1000 },
     );
   });
 });

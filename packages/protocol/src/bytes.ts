@@ -19,20 +19,30 @@ type BufferLike = {
 const NativeBuffer = (globalThis as { Buffer?: BufferLike }).Buffer;
 
 /**
- * `prefix`, the base64 of `bytes`, then `suffix`, as UTF-8 bytes in one allocation (no string
- * concatenation, no second encoding pass on Node; the portable fallback encodes the joined text).
+ * The pieces as UTF-8 bytes in one allocation, each `Uint8Array` piece written as its standard
+ * padded base64: no string concatenation and no second encoding pass on Node (the portable
+ * fallback encodes the joined text).
  */
-export function utf8WithBase64(prefix: string, bytes: Uint8Array, suffix: string): Uint8Array {
+export function utf8WithBase64(pieces: readonly (string | Uint8Array)[]): Uint8Array {
   const native = NativeBuffer as unknown as NativeWriteBuffer | undefined;
-  if (native?.allocUnsafe === undefined)
-    return new TextEncoder().encode(prefix + encodeBase64(bytes) + suffix);
-  const b64 = encodeBase64(bytes);
-  const head = native.byteLength(prefix, 'utf8');
-  const tail = native.byteLength(suffix, 'utf8');
-  const out = native.allocUnsafe(head + b64.length + tail);
-  out.write(prefix, 0, head, 'utf8');
-  out.write(b64, head, b64.length, 'latin1');
-  out.write(suffix, head + b64.length, tail, 'utf8');
+  if (native?.allocUnsafe === undefined) {
+    let text = '';
+    for (const piece of pieces) text += typeof piece === 'string' ? piece : encodeBase64(piece);
+    return new TextEncoder().encode(text);
+  }
+  let size = 0;
+  for (const piece of pieces)
+    size +=
+      typeof piece === 'string' ? native.byteLength(piece, 'utf8') : Math.ceil(piece.byteLength / 3) * 4;
+  const out = native.allocUnsafe(size);
+  let at = 0;
+  for (const piece of pieces) {
+    if (typeof piece === 'string') at += out.write(piece, at, size - at, 'utf8');
+    else {
+      const b64 = encodeBase64(piece);
+      at += out.write(b64, at, b64.length, 'latin1');
+    }
+  }
   return out;
 }
 
@@ -97,6 +107,53 @@ export function parseBase64Bytes(source: Uint8Array, start: number, end: number)
   return parseBase64(
     NativeBuffer.from(source.buffer, source.byteOffset + start, end - start).toString('latin1'),
   );
+}
+
+/**
+ * `parseBase64Bytes` into memory the caller owns: decodes the canonical base64 in
+ * `source[start, end)` into `target` at `offset` and returns how many bytes it wrote, or -1 when
+ * the text is not canonical (nothing is promised about `target` then). `target` needs room for
+ * {@link base64DecodedLength} bytes.
+ */
+export function parseBase64BytesInto(
+  source: Uint8Array,
+  start: number,
+  end: number,
+  target: Uint8Array,
+  offset: number,
+): number {
+  const room = base64DecodedLength(source, start, end);
+  if (room < 0) return -1;
+  if (!NativeBuffer || !(target instanceof (NativeBuffer as unknown as typeof Uint8Array))) {
+    const bytes = parseBase64Ascii(source, start, end);
+    if (bytes === undefined) return -1;
+    target.set(bytes, offset);
+    return bytes.byteLength;
+  }
+  const text = NativeBuffer.from(source.buffer, source.byteOffset + start, end - start).toString('latin1');
+  if (NativeBuffer.byteLength(text, 'utf8') !== text.length) return -1;
+  if (text.includes('-') || text.includes('_')) return -1;
+  const written = room === 0 ? 0 : (target as NativeTarget).write(text, offset, room, 'base64');
+  if (written !== room) return -1;
+  if (room === 0) return 0;
+  const pad = (text.length / 4) * 3 - room;
+  const lastGroup = target.subarray(offset + room - (3 - pad), offset + room);
+  return encodeBase64(lastGroup) === text.slice(-4) ? room : -1;
+}
+
+type NativeTarget = Uint8Array & {
+  write(text: string, offset: number, length: number, encoding: string): number;
+};
+
+/**
+ * How many bytes the base64 in `source[start, end)` decodes to, judged by its length and
+ * padding only; -1 when its length is not a multiple of 4.
+ */
+export function base64DecodedLength(source: Uint8Array, start: number, end: number): number {
+  const length = end - start;
+  if (length % 4 !== 0) return -1;
+  const pad = length === 0 || source[end - 1] !== 0x3d ? 0 : source[end - 2] === 0x3d ? 2 : 1;
+  return (length / 4) * 3 - pad;
 }
 
 /** Decodes standard padded base64; the caller checks `isBase64` first (else see `parseBase64`). */

@@ -2,9 +2,9 @@ import type { Writable } from 'node:stream';
 
 /**
  * How long output frames are collected while a connection streams (output went out less than
- * {@link STREAMING_GAP_MS} before): one socket write, and on msgpack one `process/outputBatch`
- * per process, per window instead of one per chunk read. Output after a quiet spell, a reply,
- * and anything that is not output still leave at the end of the current turn.
+ * {@link STREAMING_GAP_MS} before): one socket write, and for a client that asked for them one
+ * `process/outputBatch` per process, per window instead of one per chunk read. Output after a
+ * quiet spell, a reply, and anything that is not output still leave at the end of the turn.
  */
 export const STREAMING_LINGER_MS = 2;
 

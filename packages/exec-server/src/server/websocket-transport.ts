@@ -84,7 +84,7 @@ export class WebSocketTransport implements ConnectionTransport {
   #lastHeardMs = performance.now();
   #probe: NodeJS.Timeout | undefined;
   #processor: ConnectionProcessor | undefined;
-  /** The client asked for `process/outputBatch` (msgpack only; see `enableOutputBatches`). */
+  /** The client asked for `process/outputBatch` (see `enableOutputBatches`). */
   #batchOutput = false;
   /** Frames of one turn leave in one write; held output is written when it ends. */
   readonly #turn: OutboundTurn;
@@ -138,11 +138,11 @@ export class WebSocketTransport implements ConnectionTransport {
 
   /**
    * The client accepts `process/outputBatch` (it said so in `initialize`): from now on, output
-   * that piles up within one turn of the event loop travels as one frame per process. Only on a
-   * msgpack connection; the JSON wire keeps the original's one chunk per notification.
+   * that piles up within one turn of the event loop travels as one frame per process, on either
+   * codec. A client that does not ask (the original's) gets one chunk per `process/output`.
    */
   enableOutputBatches(): void {
-    this.#batchOutput = this.#codec === 'msgpack';
+    this.#batchOutput = true;
   }
 
   sendResponse(message: RpcMessage, codec: CodecName): void {

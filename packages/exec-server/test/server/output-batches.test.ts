@@ -1,7 +1,7 @@
-// The execd `process/outputBatch` extension: a msgpack client that asks for it in `initialize`
-// gets output that piled up within one turn as one frame per process, with every chunk's own seq;
-// everyone else (JSON clients even when they ask, msgpack clients that do not) sees exactly the
-// original's one chunk per `process/output`. Either way every byte arrives, in seq order.
+// The execd `process/outputBatch` extension: a client that asks for it in `initialize` (either
+// codec) gets output that piled up within one turn as one frame per process, with every chunk's
+// own seq; a client that does not ask (Codex CLI, any original client) sees exactly the original's
+// one chunk per `process/output`. Either way every byte arrives, in seq order.
 import { createHash } from 'node:crypto';
 import { pathToFileUri } from '@execd/protocol';
 import { ProcessTracker, waitFor } from '@execd/test-kit';
@@ -139,7 +139,7 @@ function check(events: { method: string; params: Record<string, unknown> }[]) {
   return batches;
 }
 
-describe('process/outputBatch (execd extension, msgpack only, on request)', () => {
+describe('process/outputBatch (execd extension, on request)', () => {
   test('a msgpack client that asks gets batches, and every byte in seq order', async () => {
     const { events } = await run('msgpack', true);
     expect(check(events)).toBeGreaterThan(0);
@@ -166,8 +166,13 @@ describe('process/outputBatch (execd extension, msgpack only, on request)', () =
     expect(batched / chunks.length).toBeGreaterThan(0.25);
   });
 
-  test('a JSON client gets one chunk per process/output even when it asks', async () => {
+  test('a JSON client that asks gets batches too (chunks in base64), every byte in seq order', async () => {
     const { events } = await run('json', true);
+    expect(check(events)).toBeGreaterThan(0);
+  });
+
+  test("a JSON client that does not ask (the original's clients) gets one chunk per process/output", async () => {
+    const { events } = await run('json', false);
     expect(check(events)).toBe(0);
   });
 });

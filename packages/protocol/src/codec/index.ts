@@ -4,13 +4,10 @@ import type { RpcMessage } from '../schemas/envelope.ts';
 import { decodeJson, encodeJson, encodeJsonText } from './json.ts';
 import { type DecodeLimits, resolveLimits } from './limits.ts';
 import { decodeMsgpack, encodeMsgpack } from './msgpack.ts';
-import {
-  fastOutputJsonBytes,
-  fastOutputJsonText,
-  fastOutputMsgpack,
-  outputBatchMsgpackParts,
-} from './output-frames.ts';
-import { decodeOutputJsonFrame } from './output-frames-decode.ts';
+import { decodeOutputBatchFragments } from './output-batch-fragments.ts';
+import { fastOutputMsgpack, outputBatchMsgpackParts } from './output-frames.ts';
+import { decodeOutputBatchJsonFrame, decodeOutputJsonFrame } from './output-frames-decode.ts';
+import { fastOutputJsonBytes, fastOutputJsonText } from './output-frames-json.ts';
 
 /** The two wire codecs: `json` (the original's) and `msgpack` (execd's native one). */
 export type CodecName = 'json' | 'msgpack';
@@ -39,6 +36,12 @@ export interface Codec {
    * nothing else. Params and results are not validated here: see `decodeParams`/`decodeResult`.
    */
   decode(frame: Uint8Array | string): RpcMessage;
+  /**
+   * `decode` of the frame the fragments make when joined (a WebSocket message that arrived in
+   * several fragments), without joining them when the codec can read them as they are (msgpack
+   * `process/outputBatch`: its chunks become views of the fragments).
+   */
+  decodeFragments(fragments: readonly Uint8Array[]): RpcMessage;
   /** Decodes to a plain value without classifying it (for raw tooling and tests); same limits. */
   decodeValue(frame: Uint8Array | string): unknown;
 }
@@ -56,6 +59,12 @@ function encoding<T>(codec: CodecName, encode: () => T): T {
 /** Creates the JSON codec: UTF-8 JSON text, bytes as padded base64 (the original's dialect). */
 export function createJsonCodec(limits?: Partial<DecodeLimits>): Codec {
   const resolved = resolveLimits(limits);
+  const decode = (frame: Uint8Array | string): RpcMessage =>
+    classifyMessage(
+      (typeof frame !== 'string'
+        ? (decodeOutputJsonFrame(frame, resolved) ?? decodeOutputBatchJsonFrame(frame, resolved))
+        : undefined) ?? decodeJson(frame, resolved, true),
+    );
   return {
     name: 'json',
     binary: false,
@@ -64,12 +73,9 @@ export function createJsonCodec(limits?: Partial<DecodeLimits>): Codec {
     encodeParts: () => undefined,
     encodeText: (message) =>
       encoding('json', () => fastOutputJsonText(message) ?? encodeJsonText(toWireObject(message))),
-    decode: (frame) =>
-      classifyMessage(
-        (typeof frame !== 'string' ? decodeOutputJsonFrame(frame, resolved) : undefined) ??
-          decodeJson(frame, resolved, true),
-      ),
+    decode,
     decodeValue: (frame) => decodeJson(frame, resolved),
+    decodeFragments: (fragments) => decode(joinFragments(fragments)),
   };
 }
 
@@ -89,7 +95,26 @@ export function createMsgpackCodec(limits?: Partial<DecodeLimits>): Codec {
     },
     decode: (frame) => classifyMessage(decodeMsgpack(asBytes(frame), resolved)),
     decodeValue: (frame) => decodeMsgpack(asBytes(frame), resolved),
+    decodeFragments: (fragments) =>
+      classifyMessage(
+        (fragments.length > 1 ? decodeOutputBatchFragments(fragments, resolved) : undefined) ??
+          decodeMsgpack(joinFragments(fragments), resolved),
+      ),
   };
+}
+
+/** The fragments as one frame (the only one itself, not a copy). */
+function joinFragments(fragments: readonly Uint8Array[]): Uint8Array {
+  if (fragments.length === 1) return fragments[0]!;
+  let length = 0;
+  for (const fragment of fragments) length += fragment.byteLength;
+  const frame = new Uint8Array(length);
+  let at = 0;
+  for (const fragment of fragments) {
+    frame.set(fragment, at);
+    at += fragment.byteLength;
+  }
+  return frame;
 }
 
 /**

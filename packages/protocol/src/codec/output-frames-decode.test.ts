@@ -4,8 +4,8 @@ import { notificationMessage } from '../messages.ts';
 import { createJsonCodec } from './index.ts';
 import { decodeJson } from './json.ts';
 import { DEFAULT_DECODE_LIMITS } from './limits.ts';
-import { fastOutputJsonBytes } from './output-frames.ts';
-import { decodeOutputJsonFrame } from './output-frames-decode.ts';
+import { decodeOutputBatchJsonFrame, decodeOutputJsonFrame } from './output-frames-decode.ts';
+import { fastOutputJsonBytes } from './output-frames-json.ts';
 
 const codec = createJsonCodec();
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
@@ -29,11 +29,16 @@ function viaCodec(frame: Uint8Array): unknown {
   }
 }
 
-/** The message with its chunk as bytes (the ordinary path leaves base64 for the schema). */
+/** The message with its chunks as bytes (the ordinary path leaves base64 for the schema). */
 function withBytes(message: unknown): unknown {
-  const m = message as { params?: { chunk?: unknown } };
+  const m = message as { params?: { chunk?: unknown; chunks?: { chunk: unknown }[] } };
+  const bytesOf = (text: string) => new Uint8Array(Buffer.from(text, 'base64'));
+  if (Array.isArray(m.params?.chunks)) {
+    const chunks = m.params.chunks.map((c) => ({ ...c, chunk: bytesOf(c.chunk as string) }));
+    return { ...m, params: { ...m.params, chunks } };
+  }
   if (typeof m.params?.chunk !== 'string') return message;
-  return { ...m, params: { ...m.params, chunk: new Uint8Array(Buffer.from(m.params.chunk, 'base64')) } };
+  return { ...m, params: { ...m.params, chunk: bytesOf(m.params.chunk) } };
 }
 
 describe('the JSON codec reads process/output frames straight from their bytes', () => {
@@ -122,5 +127,74 @@ describe('the JSON codec reads process/output frames straight from their bytes',
     const frame = utf8(`${head}"${id}","seq":1,"stream":"stdout","chunk":"aGkK"}}`);
     expect(decodeOutputJsonFrame(frame, DEFAULT_DECODE_LIMITS)).toBeUndefined();
     expect((codec.decode(frame) as { params: { processId: string } }).params.processId).toBe(id);
+  });
+});
+
+describe('the JSON codec reads process/outputBatch frames straight from their bytes', () => {
+  const batch = (chunks: { seq: number; stream: string; chunk: Uint8Array }[], processId = 'p-1') =>
+    fastOutputJsonBytes(notificationMessage('process/outputBatch', { processId, chunks }))!;
+
+  test('every batch the fast encoder writes: the ordinary result, chunks as bytes, one allocation', () => {
+    for (const count of [0, 1, 2, 3, 32, 500]) {
+      const chunks = Array.from({ length: count }, (_, i) => ({
+        seq: i === 0 ? 0 : 2 ** 32 + i,
+        stream: ['stdout', 'stderr', 'pty'][i % 3]!,
+        chunk: bytes([0, 1, 2, 3, 8191, 8192][i % 6]!),
+      }));
+      const frame = batch(chunks);
+      const fast = decodeOutputBatchJsonFrame(frame, DEFAULT_DECODE_LIMITS);
+      expect(fast).toBeDefined();
+      expect(codec.decode(frame)).toEqual(withBytes(ordinary(frame)));
+      const decoded = (fast!.params as { chunks: { chunk: Uint8Array }[] }).chunks.map((c) => c.chunk);
+      expect(decoded.map((c) => Buffer.from(c).toString('hex'))).toEqual(
+        chunks.map((c) => Buffer.from(c.chunk).toString('hex')),
+      );
+      // Views of one buffer, side by side, none overlapping the next.
+      for (let i = 1; i < decoded.length; i++) {
+        expect(decoded[i]!.buffer).toBe(decoded[0]!.buffer);
+        expect(decoded[i]!.byteOffset).toBe(decoded[i - 1]!.byteOffset + decoded[i - 1]!.byteLength);
+      }
+    }
+  });
+
+  const head = '{"method":"process/outputBatch","params":{"processId":';
+  const one = '{"seq":1,"stream":"stdout","chunk":"aGkK"}';
+  const unusual: Record<string, string> = {
+    'an escape in the id': `${head}"a\\"b","chunks":[${one}]}}`,
+    'whitespace between chunks': `${head}"p","chunks":[${one}, ${one}]}}`,
+    'a trailing comma': `${head}"p","chunks":[${one},]}}`,
+    'members of a chunk in another order': `${head}"p","chunks":[{"stream":"stdout","seq":1,"chunk":"aGkK"}]}}`,
+    'an extra member in a chunk': `${head}"p","chunks":[{"seq":1,"stream":"stdout","chunk":"aGkK","x":1}]}}`,
+    'an extra member in params': `${head}"p","chunks":[${one}],"x":1}}`,
+    'non-canonical base64 in the second chunk': `${head}"p","chunks":[${one},{"seq":2,"stream":"stdout","chunk":"QR=="}]}}`,
+    'an escaped quote in a chunk': `${head}"p","chunks":[{"seq":1,"stream":"stdout","chunk":"aG\\"kK"}]}}`,
+    'a chunk that is not a string': `${head}"p","chunks":[{"seq":1,"stream":"stdout","chunk":7}]}}`,
+    'a negative seq': `${head}"p","chunks":[{"seq":-1,"stream":"stdout","chunk":"aGkK"}]}}`,
+    'a cut frame': `${head}"p","chunks":[${one}`,
+    'something after the frame': `${head}"p","chunks":[${one}]}}]`,
+    'chunks that are not an array': `${head}"p","chunks":{}}}`,
+  };
+  test.each(Object.entries(unusual))('%s: left to the ordinary path, which decides', (_, text) => {
+    const frame = utf8(text);
+    expect(decodeOutputBatchJsonFrame(frame, DEFAULT_DECODE_LIMITS)).toBeUndefined();
+    expect(viaCodec(frame)).toEqual(ordinary(frame));
+  });
+
+  test("the limits hold: values, depth, string and frame length are the ordinary path's", () => {
+    const chunks = Array.from({ length: 10 }, (_, i) => ({ seq: i, stream: 'stdout', chunk: bytes(300) }));
+    const frame = batch(chunks);
+    const cases: [Partial<typeof DEFAULT_DECODE_LIMITS>, RegExp][] = [
+      [{ maxValues: 5 + 4 * 10 - 1 }, /values/],
+      [{ maxDepth: 3 }, /nest|deep/],
+      [{ maxStringLength: 100 }, /longer than 100/],
+      [{ maxFrameBytes: frame.length - 1 }, /exceeds maximum length/],
+    ];
+    for (const [limits, error] of cases) {
+      expect(decodeOutputBatchJsonFrame(frame, { ...DEFAULT_DECODE_LIMITS, ...limits })).toBeUndefined();
+      expect(() => createJsonCodec(limits).decode(frame)).toThrow(error);
+    }
+    // Exactly at the value limit it is still read.
+    expect(decodeOutputBatchJsonFrame(frame, { ...DEFAULT_DECODE_LIMITS, maxValues: 45 })).toBeDefined();
+    expect(createJsonCodec({ maxValues: 45 }).decode(frame)).toMatchObject({ method: 'process/outputBatch' });
   });
 });

@@ -4,12 +4,8 @@ import { notificationMessage } from '../messages.ts';
 import { createJsonCodec, createMsgpackCodec } from './index.ts';
 import { encodeJson, encodeJsonText } from './json.ts';
 import { encodeMsgpack } from './msgpack.ts';
-import {
-  fastOutputJsonBytes,
-  fastOutputJsonText,
-  fastOutputMsgpack,
-  outputBatchMsgpackParts,
-} from './output-frames.ts';
+import { fastOutputMsgpack, outputBatchMsgpackParts } from './output-frames.ts';
+import { fastOutputJsonBytes, fastOutputJsonText } from './output-frames-json.ts';
 
 const bytes = (n: number, seed = 7): Uint8Array =>
   Uint8Array.from({ length: n }, (_, i) => (i * seed + 3) & 0xff);
@@ -48,7 +44,7 @@ describe('the fast process/output encoders write exactly what the generic codecs
       }
   });
 
-  test('a batch of 0, 1, 15, 16 and 70,000 chunks (array headers of every width)', () => {
+  test('a batch of 0, 1, 15, 16 and 70,000 chunks (array headers of every width), both codecs', () => {
     for (const count of [0, 1, 15, 16, 70_000]) {
       const chunks = Array.from({ length: count }, (_, i) => ({
         seq: i + 1,
@@ -58,6 +54,8 @@ describe('the fast process/output encoders write exactly what the generic codecs
       const message = notificationMessage('process/outputBatch', { processId: 'batch', chunks });
       const generic = encodeMsgpack(toWireObject(message));
       expect(same(fastOutputMsgpack(message), generic)).toBe(true);
+      expect(fastOutputJsonText(message)).toBe(encodeJsonText(toWireObject(message)));
+      expect(same(fastOutputJsonBytes(message), encodeJson(toWireObject(message)))).toBe(true);
       const parts = outputBatchMsgpackParts(message);
       if (count === 0) expect(parts).toBeUndefined();
       else {
@@ -97,6 +95,16 @@ describe('the fast process/output encoders write exactly what the generic codecs
     for (const message of others) {
       expect(fastOutputMsgpack(message as never)).toBeUndefined();
       expect(fastOutputJsonText(message as never)).toBeUndefined();
+      expect(fastOutputJsonBytes(message as never)).toBeUndefined();
+    }
+  });
+
+  test('a batch with unusual ids and streams is escaped as the generic codec escapes it', () => {
+    for (const id of IDS) {
+      const chunks = ['stdout', 'é', 'a"b'].map((stream, i) => ({ seq: i, stream, chunk: bytes(i * 7) }));
+      const message = notificationMessage('process/outputBatch', { processId: id, chunks });
+      expect(fastOutputJsonText(message)).toBe(encodeJsonText(toWireObject(message)));
+      expect(same(fastOutputJsonBytes(message), encodeJson(toWireObject(message)))).toBe(true);
     }
   });
 

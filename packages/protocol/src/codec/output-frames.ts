@@ -1,84 +1,19 @@
-import { encodeBase64, utf8WithBase64 } from '../bytes.ts';
+// Fast msgpack encoders for the one frame that carries nearly every byte the server sends: the
+// `process/output` notification (and the execd `process/outputBatch` extension). They write the
+// same bytes as the generic codec (tests compare them), but with one allocation and one copy of
+// the chunk per frame (the generic encoder copies each chunk twice: into its scratch buffer, then
+// out of it), or, for a batch, as parts whose chunks are not copied at all. The JSON ones are in
+// `output-frames-json.ts`.
 import type { RpcMessage } from '../schemas/envelope.ts';
-
-/**
- * Fast encoders for the one frame that carries nearly every byte the server sends: the
- * `process/output` notification (and the execd `process/outputBatch` extension). They write the
- * same bytes as the generic codecs (tests compare them), but with one allocation and one copy of
- * the chunk per frame: the generic msgpack encoder copies each chunk twice (into its scratch
- * buffer, then out of it) and the JSON one round-trips the message through placeholders.
- */
-
-/** One output chunk as the fast encoders take it. */
-export interface OutputFrameChunk {
-  readonly seq: number;
-  readonly stream: string;
-  readonly chunk: Uint8Array;
-}
-
-/** `process/output` params, when they have exactly the wire shape (else undefined: generic path). */
-interface OutputParams extends OutputFrameChunk {
-  readonly processId: string;
-}
-
-/** `process/outputBatch` params (see `METHODS`): one process's consecutive chunks. */
-interface OutputBatchParams {
-  readonly processId: string;
-  readonly chunks: readonly OutputFrameChunk[];
-}
+import {
+  batchParams,
+  type OutputBatchParams,
+  type OutputFrameChunk,
+  type OutputParams,
+  outputParams,
+} from './output-params.ts';
 
 const textEncoder = new TextEncoder();
-
-function isChunk(value: unknown): value is OutputFrameChunk {
-  const c = value as Partial<OutputFrameChunk> | null;
-  return (
-    typeof c === 'object' &&
-    c !== null &&
-    Number.isSafeInteger(c.seq) &&
-    (c.seq as number) >= 0 &&
-    typeof c.stream === 'string' &&
-    c.chunk instanceof Uint8Array
-  );
-}
-
-/** The params of a `process/output` notification the fast path can write byte for byte, or undefined. */
-function outputParams(message: RpcMessage): OutputParams | undefined {
-  if (message.kind !== 'notification' || message.method !== 'process/output' || message.trace !== undefined)
-    return undefined;
-  const p = message.params as Partial<OutputParams> | null;
-  if (!isChunk(p) || typeof (p as Partial<OutputParams>).processId !== 'string') return undefined;
-  // The generic encoders write the members in insertion order: only that exact order matches.
-  const keys = Object.keys(p);
-  if (
-    keys.length !== 4 ||
-    keys[0] !== 'processId' ||
-    keys[1] !== 'seq' ||
-    keys[2] !== 'stream' ||
-    keys[3] !== 'chunk'
-  )
-    return undefined;
-  return p as OutputParams;
-}
-
-function batchParams(message: RpcMessage): OutputBatchParams | undefined {
-  if (
-    message.kind !== 'notification' ||
-    message.method !== 'process/outputBatch' ||
-    message.trace !== undefined
-  )
-    return undefined;
-  const p = message.params as Partial<OutputBatchParams> | null;
-  if (typeof p !== 'object' || p === null || typeof p.processId !== 'string' || !Array.isArray(p.chunks))
-    return undefined;
-  const keys = Object.keys(p);
-  if (keys.length !== 2 || keys[0] !== 'processId' || keys[1] !== 'chunks') return undefined;
-  for (const c of p.chunks) {
-    if (!isChunk(c)) return undefined;
-    const ck = Object.keys(c);
-    if (ck.length !== 3 || ck[0] !== 'seq' || ck[1] !== 'stream' || ck[2] !== 'chunk') return undefined;
-  }
-  return p as OutputBatchParams;
-}
 
 /** A msgpack writer over one exactly sized buffer (sizes are computed first, then written). */
 class MsgpackWriter {
@@ -327,33 +262,4 @@ export function fastOutputMsgpack(message: RpcMessage): Uint8Array | undefined {
   if (output !== undefined) return encodeOutputMsgpack(output);
   const batch = batchParams(message);
   return batch === undefined ? undefined : encodeBatchMsgpack(batch);
-}
-
-/** A `process/output` notification's JSON up to the opening quote of its base64 chunk. */
-function outputJsonHead(p: OutputParams): string {
-  return `{"method":"process/output","params":{"processId":${JSON.stringify(p.processId)},"seq":${p.seq},"stream":${JSON.stringify(p.stream)},"chunk":"`;
-}
-
-/** What follows the base64 chunk of a `process/output` notification's JSON. */
-const OUTPUT_JSON_TAIL = '"}}';
-
-/**
- * The JSON text of a `process/output` notification via the fast path (base64 straight from the
- * chunk's memory, no placeholder pass), or undefined for any other message.
- */
-export function fastOutputJsonText(message: RpcMessage): string | undefined {
-  const p = outputParams(message);
-  if (p === undefined) return undefined;
-  return `${outputJsonHead(p)}${encodeBase64(p.chunk)}${OUTPUT_JSON_TAIL}`;
-}
-
-/**
- * The JSON frame (UTF-8 bytes) of a `process/output` notification, written in one allocation:
- * what a transport sends as a text frame without turning a string into bytes first. Undefined
- * for any other message. The same bytes as the UTF-8 of {@link fastOutputJsonText}.
- */
-export function fastOutputJsonBytes(message: RpcMessage): Uint8Array | undefined {
-  const p = outputParams(message);
-  if (p === undefined) return undefined;
-  return utf8WithBase64(outputJsonHead(p), p.chunk, OUTPUT_JSON_TAIL);
 }

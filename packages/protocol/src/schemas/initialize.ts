@@ -10,8 +10,8 @@ export const InitializeParams = v.object({
   resumeSessionId: opt(v.string()),
   /**
    * execd extension: the client accepts `process/outputBatch` notifications (several output
-   * chunks in one frame). Honoured on msgpack connections only; the JSON wire keeps the
-   * original's one chunk per `process/output`. Original servers ignore it.
+   * chunks in one frame), on either codec. Without it the server sends the original's one chunk
+   * per `process/output`. Original servers ignore it.
    */
   outputBatches: opt(v.boolean()),
   /**

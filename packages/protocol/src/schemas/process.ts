@@ -216,7 +216,7 @@ export type ExecOutputDeltaNotification = v.InferOutput<typeof ExecOutputDeltaNo
 /**
  * execd extension `process/outputBatch`: several consecutive output chunks of one process in one
  * notification, each with its own seq (exactly what the same number of `process/output`
- * notifications would carry). Sent only on msgpack connections whose client asked for it in
+ * notifications would carry). Sent, on either codec, only to a client that asked for it in
  * `initialize` (`outputBatches: true`), when output piled up faster than one frame per chunk.
  */
 export const ProcessOutputBatchNotification = v.object({

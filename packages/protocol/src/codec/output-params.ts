@@ -1,0 +1,73 @@
+// What the fast output encoders accept: the params of `process/output` and `process/outputBatch`
+// notifications in exactly the wire shape the generic encoders would write (members in this
+// order, nothing else). Anything else is left to the generic path.
+import type { RpcMessage } from '../schemas/envelope.ts';
+
+/** One output chunk as the fast encoders take it. */
+export interface OutputFrameChunk {
+  readonly seq: number;
+  readonly stream: string;
+  readonly chunk: Uint8Array;
+}
+
+/** `process/output` params, when they have exactly the wire shape (else undefined: generic path). */
+export interface OutputParams extends OutputFrameChunk {
+  readonly processId: string;
+}
+
+/** `process/outputBatch` params (see `METHODS`): one process's consecutive chunks. */
+export interface OutputBatchParams {
+  readonly processId: string;
+  readonly chunks: readonly OutputFrameChunk[];
+}
+
+function isChunk(value: unknown): value is OutputFrameChunk {
+  const c = value as Partial<OutputFrameChunk> | null;
+  return (
+    typeof c === 'object' &&
+    c !== null &&
+    Number.isSafeInteger(c.seq) &&
+    (c.seq as number) >= 0 &&
+    typeof c.stream === 'string' &&
+    c.chunk instanceof Uint8Array
+  );
+}
+
+/** The params of a `process/output` notification the fast path can write byte for byte, or undefined. */
+export function outputParams(message: RpcMessage): OutputParams | undefined {
+  if (message.kind !== 'notification' || message.method !== 'process/output' || message.trace !== undefined)
+    return undefined;
+  const p = message.params as Partial<OutputParams> | null;
+  if (!isChunk(p) || typeof (p as Partial<OutputParams>).processId !== 'string') return undefined;
+  // The generic encoders write the members in insertion order: only that exact order matches.
+  const keys = Object.keys(p);
+  if (
+    keys.length !== 4 ||
+    keys[0] !== 'processId' ||
+    keys[1] !== 'seq' ||
+    keys[2] !== 'stream' ||
+    keys[3] !== 'chunk'
+  )
+    return undefined;
+  return p as OutputParams;
+}
+
+export function batchParams(message: RpcMessage): OutputBatchParams | undefined {
+  if (
+    message.kind !== 'notification' ||
+    message.method !== 'process/outputBatch' ||
+    message.trace !== undefined
+  )
+    return undefined;
+  const p = message.params as Partial<OutputBatchParams> | null;
+  if (typeof p !== 'object' || p === null || typeof p.processId !== 'string' || !Array.isArray(p.chunks))
+    return undefined;
+  const keys = Object.keys(p);
+  if (keys.length !== 2 || keys[0] !== 'processId' || keys[1] !== 'chunks') return undefined;
+  for (const c of p.chunks) {
+    if (!isChunk(c)) return undefined;
+    const ck = Object.keys(c);
+    if (ck.length !== 3 || ck[0] !== 'seq' || ck[1] !== 'stream' || ck[2] !== 'chunk') return undefined;
+  }
+  return p as OutputBatchParams;
+}
