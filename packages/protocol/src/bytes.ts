@@ -25,31 +25,71 @@ const NativeBuffer = (globalThis as { Buffer?: BufferLike }).Buffer;
  */
 export function utf8WithBase64(pieces: readonly (string | Uint8Array)[]): Uint8Array {
   const native = NativeBuffer as unknown as NativeWriteBuffer | undefined;
-  if (native?.allocUnsafe === undefined) {
-    let text = '';
-    for (const piece of pieces) text += typeof piece === 'string' ? piece : encodeBase64(piece);
-    return new TextEncoder().encode(text);
-  }
-  let size = 0;
-  for (const piece of pieces)
-    size +=
-      typeof piece === 'string' ? native.byteLength(piece, 'utf8') : Math.ceil(piece.byteLength / 3) * 4;
-  const out = native.allocUnsafe(size);
-  let at = 0;
-  for (const piece of pieces) {
-    if (typeof piece === 'string') at += out.write(piece, at, size - at, 'utf8');
-    else {
-      const b64 = encodeBase64(piece);
-      at += out.write(b64, at, b64.length, 'latin1');
-    }
-  }
+  if (native?.allocUnsafe === undefined) return new TextEncoder().encode(joinedText(pieces));
+  const out = native.allocUnsafe(utf8WithBase64Size(pieces));
+  writeUtf8WithBase64(pieces, out, 0);
   return out;
 }
 
+/** The byte length of {@link utf8WithBase64}'s result, without making it. */
+export function utf8WithBase64Size(pieces: readonly (string | Uint8Array)[]): number {
+  const native = NativeBuffer as unknown as NativeWriteBuffer | undefined;
+  let size = 0;
+  for (const piece of pieces) {
+    if (typeof piece !== 'string') size += Math.ceil(piece.byteLength / 3) * 4;
+    else
+      size +=
+        native?.byteLength === undefined
+          ? encoder.encode(piece).byteLength
+          : native.byteLength(piece, 'utf8');
+  }
+  return size;
+}
+
+/**
+ * Writes what {@link utf8WithBase64} returns into `target` at `at` (it must have room for
+ * {@link utf8WithBase64Size} bytes there); returns how many bytes it wrote.
+ */
+export function writeUtf8WithBase64(
+  pieces: readonly (string | Uint8Array)[],
+  target: Uint8Array,
+  at: number,
+): number {
+  const native = NativeBuffer as unknown as NativeWriteBuffer | undefined;
+  if (native?.from === undefined) {
+    const bytes = new TextEncoder().encode(joinedText(pieces));
+    target.set(bytes, at);
+    return bytes.byteLength;
+  }
+  const out = (
+    typeof (target as Partial<WritableBytes>).write === 'function'
+      ? target
+      : native.from(target.buffer, target.byteOffset, target.byteLength)
+  ) as WritableBytes;
+  let pos = at;
+  for (const piece of pieces) {
+    if (typeof piece === 'string') pos += out.write(piece, pos, out.byteLength - pos, 'utf8');
+    else {
+      const b64 = encodeBase64(piece);
+      pos += out.write(b64, pos, b64.length, 'latin1');
+    }
+  }
+  return pos - at;
+}
+
+function joinedText(pieces: readonly (string | Uint8Array)[]): string {
+  let text = '';
+  for (const piece of pieces) text += typeof piece === 'string' ? piece : encodeBase64(piece);
+  return text;
+}
+
+type WritableBytes = Uint8Array & {
+  write(text: string, offset: number, length: number, encoding: string): number;
+};
+
 type NativeWriteBuffer = {
-  allocUnsafe(size: number): Uint8Array & {
-    write(text: string, offset: number, length: number, encoding: string): number;
-  };
+  allocUnsafe(size: number): WritableBytes;
+  from(data: ArrayBufferLike, byteOffset: number, length: number): WritableBytes;
   byteLength(text: string, encoding: string): number;
 };
 

@@ -13,6 +13,7 @@ export {
   MAX_FRAME_BYTES,
   MAX_NESTING_DEPTH,
   MAX_VALUES_PER_MESSAGE,
+  type OutputFrameWriter,
   sniffCodec,
 } from './codec/index.ts';
 export { Emitter } from './emitter.ts';

@@ -9,7 +9,8 @@ import {
 } from '@execd/protocol';
 import type { RawData, WebSocket } from 'ws';
 import type { ConnectionProcessor, ConnectionTransport } from './connection-processor.ts';
-import { encodeOutbound } from './encode-outbound.ts';
+import { byteLengthOf, OutboundEncoder } from './encode-outbound.ts';
+import { FrameSlab } from './frame-slab.ts';
 import { noteInboundFrame } from './heap-policy.ts';
 import { NotificationGate } from './notification-gate.ts';
 import { MAX_OUTPUT_BATCH_BYTES, OutboundBatch } from './outbound-batch.ts';
@@ -66,6 +67,7 @@ export class WebSocketTransport implements ConnectionTransport {
   readonly #socket: WebSocket;
   readonly #held = new OutboundBatch();
   readonly #codecs: Readonly<Record<CodecName, Codec>>;
+  readonly #encoder: OutboundEncoder;
   readonly #gate: NotificationGate;
   readonly #logger: Logger;
   readonly #keepalive: NodeJS.Timeout | undefined;
@@ -88,10 +90,15 @@ export class WebSocketTransport implements ConnectionTransport {
   #batchOutput = false;
   /** Frames of one turn leave in one write; held output is written when it ends. */
   readonly #turn: OutboundTurn;
+  /** The TCP socket under `#socket`, when known: JSON output frames are laid out for it. */
+  readonly #raw: (Writable & MeteredSocket) | undefined;
+  /** JSON output frames of the turn, written to `#raw` as one buffer when it ends. */
+  readonly #slab = new FrameSlab();
 
   constructor(options: WebSocketTransportOptions) {
     this.label = options.label;
     this.#socket = options.socket;
+    this.#raw = options.rawSocket;
     this.#turn = new OutboundTurn(options.rawSocket, () => this.#releaseHeld());
     this.#partialFrames =
       options.rawSocket &&
@@ -101,6 +108,7 @@ export class WebSocketTransport implements ConnectionTransport {
       });
     this.#codecs = options.codecs;
     this.#logger = options.logger ?? NOOP_LOGGER;
+    this.#encoder = new OutboundEncoder(options.codecs, { logger: this.#logger, connection: this.label });
     this.#gate = new NotificationGate({
       maxQueuedBytes: options.maxQueuedNotificationBytes,
       onPressure: (congested) => this.#onPressure(congested),
@@ -132,6 +140,7 @@ export class WebSocketTransport implements ConnectionTransport {
       if (this.#keepalive) clearInterval(this.#keepalive);
       clearTimeout(this.#probe);
       this.#turn.cancel();
+      this.#slab.drop();
       processor.disconnected(`websocket closed (${code}${reason.length > 0 ? ` ${reason.toString()}` : ''})`);
     });
   }
@@ -149,7 +158,7 @@ export class WebSocketTransport implements ConnectionTransport {
     if (this.#socket.readyState !== this.#socket.OPEN) return;
     this.#releaseHeld();
     this.#turn.begin();
-    const frame = this.#encode(message, codec);
+    const frame = this.#encoder.frame(message, codec);
     if (frame === undefined) return;
     this.#gate.observe(this.#socket.bufferedAmount, frame.length);
     this.#send(frame, codec);
@@ -171,13 +180,16 @@ export class WebSocketTransport implements ConnectionTransport {
 
   #sendNotificationNow(message: RpcMessage): void {
     const codec = this.#codec ?? 'json';
-    const parts = codec === 'msgpack' ? this.#encodeParts(message) : undefined;
-    // JSON notifications go out as UTF-8 bytes in text frames: an output frame is written in one
-    // allocation, never built as a string that the socket would encode again.
-    const frame = parts ?? this.#encode(message, codec, true);
-    if (frame === undefined) return;
-    const length = parts === undefined ? (frame as string | Uint8Array).length : byteLengthOf(parts);
-    const decision = this.#gate.admit(this.#socket.bufferedAmount, length);
+    // JSON output frames are laid out in the connection's slab (one buffer per turn, written to
+    // the TCP socket as it is); msgpack batches go as fragments whose chunks are not copied.
+    const laidOut = codec === 'json' && this.#raw !== undefined ? this.#encoder.laidOut(message) : undefined;
+    const parts = codec === 'msgpack' ? this.#encoder.parts(message) : undefined;
+    // Any other notification goes out as UTF-8 bytes in a text frame (JSON) or a binary frame.
+    const frame =
+      laidOut === undefined && parts === undefined ? this.#encoder.frame(message, codec, true) : undefined;
+    if (laidOut === undefined && parts === undefined && frame === undefined) return;
+    const length = laidOut?.size ?? (parts === undefined ? frame!.length : byteLengthOf(parts));
+    const decision = this.#gate.admit(this.#socket.bufferedAmount + this.#slab.pending, length);
     if (!decision.send) {
       if (decision.startedDropping) {
         this.#logger.warn(
@@ -193,7 +205,8 @@ export class WebSocketTransport implements ConnectionTransport {
         dropped: decision.resumedAfterDropping,
       });
     }
-    if (parts === undefined) this.#send(frame as string | Uint8Array, codec);
+    if (laidOut !== undefined) this.#sentBytes += this.#slab.appendText(laidOut, this.#writeRaw);
+    else if (parts === undefined) this.#send(frame!, codec);
     else this.#sendParts(parts);
   }
 
@@ -303,17 +316,27 @@ export class WebSocketTransport implements ConnectionTransport {
     this.#processor?.receive(message, codec, bytes.byteLength);
   }
 
-  /** Sends the held output (batched per process), before any other frame. */
+  /** Sends the held output (batched per process) and the slab's frames, before any other frame. */
   #releaseHeld(): void {
-    if (this.#held.empty) return;
-    for (const message of this.#held.take()) {
-      if (this.#socket.readyState !== this.#socket.OPEN) return;
-      this.#sendNotificationNow(message);
+    if (!this.#held.empty) {
+      for (const message of this.#held.take()) {
+        if (this.#socket.readyState !== this.#socket.OPEN) return;
+        this.#sendNotificationNow(message);
+      }
     }
+    this.#releaseSlab();
   }
+
+  /** Writes laid-out frames to the TCP socket (nothing `ws` queued can be behind: it queues none). */
+  readonly #writeRaw = (segment: Buffer): void => {
+    const raw = this.#raw!;
+    if (raw.destroyed) return;
+    raw.write(segment, this.#gate.congested ? this.#onFlushed : undefined);
+  };
 
   /** Queues one frame; while congested, its flush is reported so the gate sees the backlog drain. */
   #send(frame: string | Uint8Array, codec: CodecName): void {
+    this.#releaseSlab();
     const onFlushed = this.#gate.congested ? this.#onFlushed : undefined;
     this.#sentBytes += typeof frame === 'string' ? frame.length : frame.byteLength;
     this.#socket.send(frame, { binary: codec === 'msgpack' }, onFlushed);
@@ -324,6 +347,7 @@ export class WebSocketTransport implements ConnectionTransport {
    * them: the caller runs to completion), so its byte fields go to the socket as they are.
    */
   #sendParts(parts: readonly Uint8Array[]): void {
+    this.#releaseSlab();
     const last = parts.length - 1;
     this.#sentBytes += byteLengthOf(parts);
     for (let i = 0; i < last; i++) this.#socket.send(parts[i]!, { binary: true, fin: false });
@@ -346,20 +370,10 @@ export class WebSocketTransport implements ConnectionTransport {
     this.#processor?.outboundPressure(congested);
   }
 
-  #encode(message: RpcMessage, codec: CodecName, bytes = false): string | Uint8Array | undefined {
-    const codecImpl = this.#codecs[codec];
-    const encode = (m: RpcMessage): string | Uint8Array =>
-      codec === 'json' && !bytes ? codecImpl.encodeText(m) : codecImpl.encode(m);
-    return encodeOutbound(message, encode, { logger: this.#logger, connection: this.label });
-  }
-
-  /** The message as zero-copy parts, when the codec has them for it (else undefined: `#encode`). */
-  #encodeParts(message: RpcMessage): Uint8Array[] | undefined {
-    try {
-      return this.#codecs.msgpack.encodeParts(message);
-    } catch {
-      return undefined; // `#encode` reports it (and drops the notification)
-    }
+  /** Writes the slab's frames first: whatever `ws` sends next must not overtake them. */
+  #releaseSlab(): void {
+    const segment = this.#slab.take();
+    if (segment !== undefined) this.#writeRaw(segment);
   }
 
   #ping(): void {
@@ -383,6 +397,7 @@ export class WebSocketTransport implements ConnectionTransport {
   }
 
   #sendPing(): void {
+    this.#releaseSlab(); // the mark counts the slab's frames: they go first
     this.#pingMarks.push(this.#sentBytes);
     this.#socket.ping();
   }
@@ -390,10 +405,4 @@ export class WebSocketTransport implements ConnectionTransport {
 
 function isOutput(message: RpcMessage): boolean {
   return message.kind === 'notification' && message.method === 'process/output';
-}
-
-function byteLengthOf(parts: readonly Uint8Array[]): number {
-  let total = 0;
-  for (const part of parts) total += part.byteLength;
-  return total;
 }

@@ -7,7 +7,12 @@ import { decodeMsgpack, encodeMsgpack } from './msgpack.ts';
 import { decodeOutputBatchFragments } from './output-batch-fragments.ts';
 import { fastOutputMsgpack, outputBatchMsgpackParts } from './output-frames.ts';
 import { decodeOutputBatchJsonFrame, decodeOutputJsonFrame } from './output-frames-decode.ts';
-import { fastOutputJsonBytes, fastOutputJsonText } from './output-frames-json.ts';
+import {
+  fastOutputJsonBytes,
+  fastOutputJsonText,
+  type OutputFrameWriter,
+  outputJsonWriter,
+} from './output-frames-json.ts';
 
 /** The two wire codecs: `json` (the original's) and `msgpack` (execd's native one). */
 export type CodecName = 'json' | 'msgpack';
@@ -29,6 +34,13 @@ export interface Codec {
    * `process/outputBatch` notifications.
    */
   encodeParts(message: RpcMessage): Uint8Array[] | undefined;
+  /**
+   * An output notification (`process/output`, `process/outputBatch`) as its frame's size and a
+   * writer that lays the frame out in memory the caller owns (a transport writing many frames in
+   * one buffer); undefined for any other message, or a codec without the form (msgpack): use
+   * `encode`. The bytes are `encode`'s.
+   */
+  encodeInto(message: RpcMessage): OutputFrameWriter | undefined;
   /** Encodes one message as text (json codec only; msgpack throws ExecError `unsupported`). */
   encodeText(message: RpcMessage): string;
   /**
@@ -71,6 +83,7 @@ export function createJsonCodec(limits?: Partial<DecodeLimits>): Codec {
     encode: (message) =>
       encoding('json', () => fastOutputJsonBytes(message) ?? encodeJson(toWireObject(message))),
     encodeParts: () => undefined,
+    encodeInto: (message) => encoding('json', () => outputJsonWriter(message)),
     encodeText: (message) =>
       encoding('json', () => fastOutputJsonText(message) ?? encodeJsonText(toWireObject(message))),
     decode,
@@ -90,6 +103,7 @@ export function createMsgpackCodec(limits?: Partial<DecodeLimits>): Codec {
     encode: (message) =>
       encoding('msgpack', () => fastOutputMsgpack(message) ?? encodeMsgpack(toWireObject(message))),
     encodeParts: (message) => encoding('msgpack', () => outputBatchMsgpackParts(message)),
+    encodeInto: () => undefined,
     encodeText: () => {
       throw new ExecError('unsupported', 'the msgpack codec has no text form');
     },
@@ -139,3 +153,4 @@ export {
   MAX_NESTING_DEPTH,
   MAX_VALUES_PER_MESSAGE,
 } from './limits.ts';
+export type { OutputFrameWriter } from './output-frames-json.ts';

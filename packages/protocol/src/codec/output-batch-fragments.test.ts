@@ -110,7 +110,7 @@ describe('msgpack process/outputBatch read from its WebSocket fragments', () => 
         fc.integer({ min: -20, max: 3 }),
         fc.array(fc.nat(), { minLength: 1, maxLength: 6 }),
         (flips, resize, offsets) => {
-          let mutated = frame.slice();
+          let mutated: Uint8Array = frame.slice();
           for (const [at, value] of flips) mutated[at] = value;
           if (resize < 0) mutated = mutated.slice(0, mutated.byteLength + resize);
           else if (resize > 0) mutated = joined([mutated, bytes(resize)]);

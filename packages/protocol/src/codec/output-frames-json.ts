@@ -3,7 +3,7 @@
 // with its own seq, for a client that asked for it in `initialize`). The same text as the generic
 // codec (tests compare them), with the base64 written straight from each chunk's memory into the
 // frame: one allocation per frame, no placeholder pass, no string as long as the frame.
-import { encodeBase64, utf8WithBase64 } from '../bytes.ts';
+import { encodeBase64, utf8WithBase64, utf8WithBase64Size, writeUtf8WithBase64 } from '../bytes.ts';
 import type { RpcMessage } from '../schemas/envelope.ts';
 import { batchParams, type OutputBatchParams, type OutputFrameChunk, outputParams } from './output-params.ts';
 
@@ -67,4 +67,26 @@ export function fastOutputJsonText(message: RpcMessage): string | undefined {
 export function fastOutputJsonBytes(message: RpcMessage): Uint8Array | undefined {
   const pieces = outputJsonPieces(message);
   return pieces === undefined ? undefined : utf8WithBase64(pieces);
+}
+
+/**
+ * An output notification's JSON frame as its size and a writer that puts exactly those bytes
+ * (what {@link fastOutputJsonBytes} returns) at `target[at]`: for a transport that lays many
+ * frames out in memory of its own. Undefined for any other message.
+ */
+export function outputJsonWriter(message: RpcMessage): OutputFrameWriter | undefined {
+  const pieces = outputJsonPieces(message);
+  if (pieces === undefined) return undefined;
+  return {
+    size: utf8WithBase64Size(pieces),
+    write: (target, at) => void writeUtf8WithBase64(pieces, target, at),
+  };
+}
+
+/** A frame to be written into memory the caller owns (see `Codec.encodeInto`). */
+export interface OutputFrameWriter {
+  /** The frame's length in bytes. */
+  readonly size: number;
+  /** Writes the frame at `target[at]`; `target` has room for `size` bytes there. */
+  write(target: Uint8Array, at: number): void;
 }

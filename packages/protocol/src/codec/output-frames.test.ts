@@ -108,6 +108,31 @@ describe('the fast process/output encoders write exactly what the generic codecs
     }
   });
 
+  test('encodeInto lays out exactly the bytes of encode, anywhere in any memory (JSON only)', () => {
+    const json = createJsonCodec();
+    const messages = [
+      output('é-ü-😀', 2 ** 40 + 5, bytes(8191), 'pty'),
+      notificationMessage('process/outputBatch', {
+        processId: 'q"\\',
+        chunks: [1, 2, 3].map((seq) => ({ seq, stream: 'stderr', chunk: bytes(seq * 100) })),
+      }),
+    ];
+    for (const message of messages) {
+      const writer = json.encodeInto(message)!;
+      const encoded = json.encode(message);
+      expect(writer.size).toBe(encoded.byteLength);
+      for (const target of [new Uint8Array(writer.size + 9), Buffer.alloc(writer.size + 9)]) {
+        writer.write(target, 5);
+        expect(same(target.subarray(5, 5 + writer.size), encoded)).toBe(true);
+        expect([...target.subarray(0, 5), ...target.subarray(5 + writer.size)]).toEqual(Array(9).fill(0));
+      }
+      expect(createMsgpackCodec().encodeInto(message)).toBeUndefined();
+    }
+    expect(
+      json.encodeInto(notificationMessage('process/exited', { processId: 'p', seq: 1, exitCode: 0 })),
+    ).toBeUndefined();
+  });
+
   test('the codecs use them and still round-trip', () => {
     const message = output('rt', 42, bytes(8192));
     for (const codec of [createJsonCodec(), createMsgpackCodec()]) {
