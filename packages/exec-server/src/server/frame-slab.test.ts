@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
 import { createJsonCodec, notificationMessage } from '@execd/protocol';
 import { describe, expect, test } from 'vitest';
-import { FRAME_SLAB_BYTES, FrameSlab } from './frame-slab.ts';
+import { FRAME_SLAB_BYTES, FrameSlab, MIN_FRAME_SLAB_BYTES } from './frame-slab.ts';
 
 // ws's own frame parser (what a ws client runs on what it reads); its types do not declare it.
 const { Receiver } = createRequire(import.meta.url)('ws') as {
@@ -80,6 +80,33 @@ describe('FrameSlab', () => {
     expect(taken.length).toBeGreaterThan(Math.ceil(200 / 7));
     for (const { view, copy } of taken) expect(view.equals(copy)).toBe(true);
     expect(await received(taken.map(({ view }) => view))).toEqual(expected);
+  });
+
+  test('memory follows the output: small slabs for little, 256 KiB while streaming, none kept full', () => {
+    const slab = new FrameSlab();
+    const spill = (): void => {};
+    // A little output per turn: a small slab, kept across turns (mostly unused).
+    for (let seq = 1; seq <= 3; seq++) {
+      slab.appendText(json.encodeInto(output(seq, 50))!, spill);
+      slab.take();
+      expect(slab.capacity).toBe(MIN_FRAME_SLAB_BYTES);
+    }
+    // Streaming: turns of ~430 KB; the slabs grow to the largest size.
+    const sizes = new Set<number>();
+    for (let turn = 0; turn < 4; turn++) {
+      for (let i = 0; i < 80; i++) {
+        slab.appendText(json.encodeInto(output(i, 4_000))!, spill);
+        sizes.add(slab.capacity);
+      }
+      slab.take();
+    }
+    expect(Math.max(...sizes)).toBe(FRAME_SLAB_BYTES);
+    // A slab more than half used is let go once its frames are taken.
+    const big = new FrameSlab();
+    big.appendText(json.encodeInto(output(1, 100_000))!, spill);
+    expect(big.capacity).toBeGreaterThan(0);
+    big.take();
+    expect(big.capacity).toBe(0);
   });
 
   test('drop forgets what is pending', () => {

@@ -1,7 +1,9 @@
 import type { OutputFrameWriter } from '@execd/protocol';
 
-/** Memory taken at a time for a connection's frames (a larger frame gets a slab of its own size). */
+/** Most memory taken at a time for a connection's frames (a larger frame gets a slab of its own size). */
 export const FRAME_SLAB_BYTES: number = 256 * 1024;
+/** Least memory taken at a time: a connection with little output keeps little. */
+export const MIN_FRAME_SLAB_BYTES: number = 16 * 1024;
 
 const FIN_TEXT = 0x81;
 
@@ -11,7 +13,10 @@ const FIN_TEXT = 0x81;
  * a body per frame, and no allocation per frame). The frames are final, unmasked, uncompressed
  * text frames, exactly what `ws` writes for a server's `send` on a connection without
  * permessage-deflate. A slab is filled front to back and never rewritten: a segment handed to
- * the socket stays as it was until the socket let go of it; a full slab is replaced by a new one.
+ * the socket stays as it was until the socket let go of it; a full slab is replaced by a new one,
+ * sized for twice what a turn lays out (16 to 256 KiB), and a slab more than half
+ * used is let go when its frames are taken, so an idle connection holds at most half a slab of
+ * room it may never use.
  */
 export class FrameSlab {
   #slab: Buffer | undefined;
@@ -19,6 +24,13 @@ export class FrameSlab {
   #start = 0;
   /** Where the next frame goes. */
   #end = 0;
+  /** Bytes of the last segment taken: how much a turn of this connection lays out. */
+  #lastTaken = 0;
+
+  /** Bytes of memory held (the current slab's size), 0 when none. */
+  get capacity(): number {
+    return this.#slab?.byteLength ?? 0;
+  }
 
   /** Bytes appended and not yet taken. */
   get pending(): number {
@@ -35,9 +47,11 @@ export class FrameSlab {
     const head = size < 126 ? 2 : size < 0x10000 ? 4 : 10;
     const length = head + size;
     if (this.#slab === undefined || this.#slab.byteLength - this.#end < length) {
+      const turn = Math.max(this.pending + length, this.#lastTaken);
       const pending = this.take();
       if (pending !== undefined) spill(pending);
-      this.#slab = Buffer.allocUnsafeSlow(Math.max(FRAME_SLAB_BYTES, length));
+      const room = Math.min(FRAME_SLAB_BYTES, Math.max(MIN_FRAME_SLAB_BYTES, 2 * turn));
+      this.#slab = Buffer.allocUnsafeSlow(Math.max(room, length));
       this.#start = 0;
       this.#end = 0;
     }
@@ -64,7 +78,9 @@ export class FrameSlab {
   take(): Buffer | undefined {
     if (this.#slab === undefined || this.#end === this.#start) return undefined;
     const segment = this.#slab.subarray(this.#start, this.#end);
+    this.#lastTaken = segment.byteLength;
     this.#start = this.#end;
+    if (2 * this.#end > this.#slab.byteLength) this.drop();
     return segment;
   }
 
