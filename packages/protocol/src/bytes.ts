@@ -127,14 +127,30 @@ export function parseBase64(text: string): Uint8Array | null {
  * pass; re-encoding the whole text instead made a second string as large as the first.
  */
 function parseBase64Native(native: BufferLike, text: string): Uint8Array | null {
-  if (native.byteLength(text, 'utf8') !== text.length) return null;
-  if (text.includes('-') || text.includes('_')) return null;
+  const buf = native.allocUnsafeSlow(decodedLength(text));
+  const written = decodeCanonicalInto(native, text, buf as NativeTarget, 0);
+  return written < 0 ? null : new Uint8Array(buf.buffer, buf.byteOffset, written);
+}
+
+/**
+ * Decodes `text` (its length a multiple of 4) into `target` at `offset` with Node's decoder and
+ * the checks above; returns the bytes written, or -1 when the text is not canonical.
+ */
+function decodeCanonicalInto(native: BufferLike, text: string, target: NativeTarget, offset: number): number {
+  if (native.byteLength(text, 'utf8') !== text.length) return -1;
+  if (text.includes('-') || text.includes('_')) return -1;
+  const room = decodedLength(text);
+  const written = room === 0 ? 0 : target.write(text, offset, room, 'base64');
+  if (written !== room) return -1;
+  if (room === 0) return 0;
+  const lastGroup = target.subarray(offset + room - (3 - ((text.length / 4) * 3 - room)), offset + room);
+  return encodeBase64(lastGroup) === text.slice(-4) ? room : -1;
+}
+
+/** What base64 text of a length that is a multiple of 4 promises, by its padding. */
+function decodedLength(text: string): number {
   const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
-  const bytes = decodeNative(native, text);
-  if (bytes.byteLength !== (text.length / 4) * 3 - padding) return null;
-  if (text.length === 0) return bytes;
-  const lastGroup = bytes.subarray(bytes.byteLength - (3 - padding));
-  return encodeBase64(lastGroup) === text.slice(-4) ? bytes : null;
+  return Math.max(0, (text.length / 4) * 3 - padding);
 }
 
 /**
@@ -162,8 +178,7 @@ export function parseBase64BytesInto(
   target: Uint8Array,
   offset: number,
 ): number {
-  const room = base64DecodedLength(source, start, end);
-  if (room < 0) return -1;
+  if ((end - start) % 4 !== 0) return -1;
   if (!NativeBuffer || !(target instanceof (NativeBuffer as unknown as typeof Uint8Array))) {
     const bytes = parseBase64Ascii(source, start, end);
     if (bytes === undefined) return -1;
@@ -171,14 +186,7 @@ export function parseBase64BytesInto(
     return bytes.byteLength;
   }
   const text = NativeBuffer.from(source.buffer, source.byteOffset + start, end - start).toString('latin1');
-  if (NativeBuffer.byteLength(text, 'utf8') !== text.length) return -1;
-  if (text.includes('-') || text.includes('_')) return -1;
-  const written = room === 0 ? 0 : (target as NativeTarget).write(text, offset, room, 'base64');
-  if (written !== room) return -1;
-  if (room === 0) return 0;
-  const pad = (text.length / 4) * 3 - room;
-  const lastGroup = target.subarray(offset + room - (3 - pad), offset + room);
-  return encodeBase64(lastGroup) === text.slice(-4) ? room : -1;
+  return decodeCanonicalInto(NativeBuffer, text, target as NativeTarget, offset);
 }
 
 type NativeTarget = Uint8Array & {
@@ -216,6 +224,11 @@ function decodeNative(native: BufferLike, text: string): Uint8Array {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+
+/** The bytes of a string of ASCII (one byte per character; for fixed tokens of the wire). */
+export function asciiBytes(text: string): Uint8Array {
+  return Uint8Array.from(text, (c) => c.charCodeAt(0));
+}
 
 /** UTF-8 encode a string. */
 export function utf8(text: string): Uint8Array {

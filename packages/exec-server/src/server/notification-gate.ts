@@ -1,3 +1,5 @@
+import type { Logger } from '@execd/protocol';
+
 /**
  * Bytes of outbound data a connection may have queued (not yet taken by the kernel) before its
  * process notifications are dropped: a safety net only. Long before it, at
@@ -130,4 +132,33 @@ export class NotificationGate {
     this.#congested = false;
     this.#onPressure(false);
   }
+}
+
+/**
+ * `gate.admit(backlog, bytes)`, logging when the connection starts dropping notifications and
+ * when they flow again. True: send the notification.
+ */
+export function admitNotification(
+  gate: NotificationGate,
+  backlog: number,
+  bytes: number,
+  context: { readonly logger: Logger; readonly connection: string },
+): boolean {
+  const decision = gate.admit(backlog, bytes);
+  if (!decision.send) {
+    if (decision.startedDropping) {
+      context.logger.warn(
+        'client backlog over the hard cap; dropping process notifications (output stays readable with process/read)',
+        { connection: context.connection, bufferedBytes: backlog },
+      );
+    }
+    return false;
+  }
+  if (decision.resumedAfterDropping !== undefined) {
+    context.logger.info('client backlog under the pause mark; notifications flow again', {
+      connection: context.connection,
+      dropped: decision.resumedAfterDropping,
+    });
+  }
+  return true;
 }

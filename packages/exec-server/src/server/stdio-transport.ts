@@ -10,7 +10,7 @@ import type { ConnectionProcessor, ConnectionTransport } from './connection-proc
 import { encodeOutbound } from './encode-outbound.ts';
 import { noteInboundFrame } from './heap-policy.ts';
 import { LineSplitter } from './line-splitter.ts';
-import { NotificationGate } from './notification-gate.ts';
+import { admitNotification, NotificationGate } from './notification-gate.ts';
 
 /** The original's name for the stdio connection (appears in error texts). */
 export const STDIO_CONNECTION_LABEL = 'exec-server stdio';
@@ -86,22 +86,8 @@ export class StdioTransport implements ConnectionTransport {
     if (this.#ended) return;
     const line = this.#encode(message);
     if (line === undefined) return;
-    const decision = this.#gate.admit(this.#queued(), line.length);
-    if (!decision.send) {
-      if (decision.startedDropping) {
-        this.#logger.warn(
-          'client backlog over the hard cap; dropping process notifications (output stays readable with process/read)',
-          { connection: this.label, bufferedBytes: this.#queued() },
-        );
-      }
-      return;
-    }
-    if (decision.resumedAfterDropping !== undefined) {
-      this.#logger.info('client backlog under the pause mark; notifications flow again', {
-        connection: this.label,
-        dropped: decision.resumedAfterDropping,
-      });
-    }
+    const context = { logger: this.#logger, connection: this.label };
+    if (!admitNotification(this.#gate, this.#queued(), line.length, context)) return;
     this.#send(line);
   }
 

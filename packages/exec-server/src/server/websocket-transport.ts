@@ -12,7 +12,7 @@ import type { ConnectionProcessor, ConnectionTransport } from './connection-proc
 import { byteLengthOf, OutboundEncoder } from './encode-outbound.ts';
 import { FrameSlab } from './frame-slab.ts';
 import { noteInboundFrame } from './heap-policy.ts';
-import { NotificationGate } from './notification-gate.ts';
+import { admitNotification, NotificationGate } from './notification-gate.ts';
 import { MAX_OUTPUT_BATCH_BYTES, OutboundBatch } from './outbound-batch.ts';
 import { OutboundTurn } from './outbound-turn.ts';
 import type { MeteredSocket, PartialFrameBudget, PartialFrameMeter } from './partial-frame-budget.ts';
@@ -189,22 +189,9 @@ export class WebSocketTransport implements ConnectionTransport {
       laidOut === undefined && parts === undefined ? this.#encoder.frame(message, codec, true) : undefined;
     if (laidOut === undefined && parts === undefined && frame === undefined) return;
     const length = laidOut?.size ?? (parts === undefined ? frame!.length : byteLengthOf(parts));
-    const decision = this.#gate.admit(this.#socket.bufferedAmount + this.#slab.pending, length);
-    if (!decision.send) {
-      if (decision.startedDropping) {
-        this.#logger.warn(
-          'client backlog over the hard cap; dropping process notifications (output stays readable with process/read)',
-          { connection: this.label, bufferedBytes: this.#socket.bufferedAmount },
-        );
-      }
+    const backlog = this.#socket.bufferedAmount + this.#slab.pending;
+    if (!admitNotification(this.#gate, backlog, length, { logger: this.#logger, connection: this.label }))
       return;
-    }
-    if (decision.resumedAfterDropping !== undefined) {
-      this.#logger.info('client backlog under the pause mark; notifications flow again', {
-        connection: this.label,
-        dropped: decision.resumedAfterDropping,
-      });
-    }
     if (laidOut !== undefined) this.#sentBytes += this.#slab.appendText(laidOut, this.#writeRaw);
     else if (parts === undefined) this.#send(frame!, codec);
     else this.#sendParts(parts);

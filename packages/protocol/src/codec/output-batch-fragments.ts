@@ -6,17 +6,17 @@
 // but the exact layout the server writes (another member order, a signed or unsafe seq, a name
 // that is not printable ASCII, a limit reached) returns undefined, and the ordinary decoder reads
 // the concatenated frame: results and errors stay the ordinary path's.
+import { asciiBytes } from '../bytes.ts';
 import type { DecodeLimits } from './limits.ts';
 
-const ascii = (text: string): Uint8Array => Uint8Array.from(text, (c) => c.charCodeAt(0));
-const METHOD = ascii('method');
-const BATCH = ascii('process/outputBatch');
-const PARAMS = ascii('params');
-const PROCESS_ID = ascii('processId');
-const CHUNKS = ascii('chunks');
-const SEQ = ascii('seq');
-const STREAM = ascii('stream');
-const CHUNK = ascii('chunk');
+const METHOD = asciiBytes('method');
+const BATCH = asciiBytes('process/outputBatch');
+const PARAMS = asciiBytes('params');
+const PROCESS_ID = asciiBytes('processId');
+const CHUNKS = asciiBytes('chunks');
+const SEQ = asciiBytes('seq');
+const STREAM = asciiBytes('stream');
+const CHUNK = asciiBytes('chunk');
 
 /** Containers of the layout: the root, params, the chunk array and a chunk. */
 const DEPTH = 4;

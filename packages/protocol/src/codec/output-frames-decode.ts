@@ -8,16 +8,14 @@
 // `JSON.parse` of a string as long as the chunk, and the base64 decoded from the bytes it arrived
 // in. Anything else (another layout, escapes, non-ASCII, whitespace, a non-canonical base64)
 // returns undefined and the ordinary path decides, so results and errors are the ordinary path's.
-import { base64DecodedLength, parseBase64Bytes, parseBase64BytesInto } from '../bytes.ts';
+import { asciiBytes, base64DecodedLength, parseBase64Bytes, parseBase64BytesInto } from '../bytes.ts';
 import type { DecodeLimits } from './limits.ts';
 
-const ascii = (text: string): Uint8Array => Uint8Array.from(text, (c) => c.charCodeAt(0));
-
-const HEAD = ascii('{"method":"process/output","params":{"processId":"');
-const SEQ = ascii('","seq":');
-const STREAM = ascii(',"stream":"');
-const CHUNK = ascii('","chunk":"');
-const TAIL = ascii('"}}');
+const HEAD = asciiBytes('{"method":"process/output","params":{"processId":"');
+const SEQ = asciiBytes('","seq":');
+const STREAM = asciiBytes(',"stream":"');
+const CHUNK = asciiBytes('","chunk":"');
+const TAIL = asciiBytes('"}}');
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -61,11 +59,11 @@ export function decodeOutputJsonFrame(
   };
 }
 
-const BATCH_HEAD = ascii('{"method":"process/outputBatch","params":{"processId":"');
-const BATCH_CHUNKS = ascii('","chunks":[');
-const BATCH_SEQ = ascii('{"seq":');
-const BATCH_CHUNK_END = ascii('"}');
-const BATCH_TAIL = ascii(']}}');
+const BATCH_HEAD = asciiBytes('{"method":"process/outputBatch","params":{"processId":"');
+const BATCH_CHUNKS = asciiBytes('","chunks":[');
+const BATCH_SEQ = asciiBytes('{"seq":');
+const BATCH_CHUNK_END = asciiBytes('"}');
+const BATCH_TAIL = asciiBytes(']}}');
 const COMMA = 0x2c;
 /** Values of a batch as the ordinary decoder counts them: root, method, params, processId, chunks. */
 const BATCH_FIXED_VALUES = 5;
