@@ -29,7 +29,7 @@ export function encodeOutbound<TFrame>(
 
 /**
  * A connection's outbound messages as frames, in the forms its transport can send: a whole frame
- * (`frame`), a JSON output frame laid out in the transport's memory (`laidOut`), a msgpack
+ * (`frame`), an output frame laid out in the transport's memory (`laidOut`), a msgpack
  * `process/outputBatch` as zero-copy parts (`parts`). `laidOut` and `parts` return undefined when
  * the message has no such form (or failed to encode in it: `frame` then reports the failure).
  */
@@ -50,9 +50,9 @@ export class OutboundEncoder {
     return encodeOutbound(message, encode, this.#context);
   }
 
-  laidOut(message: RpcMessage): OutputFrameWriter | undefined {
+  laidOut(message: RpcMessage, codec: CodecName): OutputFrameWriter | undefined {
     try {
-      return this.#codecs.json.encodeInto(message);
+      return this.#codecs[codec].encodeInto(message);
     } catch {
       return undefined;
     }

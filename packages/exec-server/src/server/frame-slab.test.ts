@@ -1,7 +1,7 @@
 import type { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
-import { createJsonCodec, notificationMessage } from '@execd/protocol';
+import { createJsonCodec, createMsgpackCodec, notificationMessage } from '@execd/protocol';
 import { describe, expect, test } from 'vitest';
 import { FRAME_SLAB_BYTES, FrameSlab, MIN_FRAME_SLAB_BYTES } from './frame-slab.ts';
 
@@ -12,18 +12,26 @@ const { Receiver } = createRequire(import.meta.url)('ws') as {
 
 const json = createJsonCodec();
 
-/** What a client's ws receiver makes of the bytes: the text messages, in order. */
-async function received(segments: readonly Buffer[]): Promise<string[]> {
-  const messages: string[] = [];
+const msgpack = createMsgpackCodec();
+
+/** What a client's ws receiver makes of the bytes: the messages in order, binary ones as hex. */
+async function receivedFrames(segments: readonly Buffer[]): Promise<{ binary: boolean; data: string }[]> {
+  const messages: { binary: boolean; data: string }[] = [];
   const receiver = new Receiver({ isServer: false, skipUTF8Validation: false });
   const failed = new Promise<never>((_, reject) => receiver.on('error', reject));
-  receiver.on('message', (data: Buffer, isBinary: boolean) => {
-    expect(isBinary).toBe(false);
-    messages.push(data.toString());
+  receiver.on('message', (data: Buffer, binary: boolean) => {
+    messages.push({ binary, data: data.toString(binary ? 'hex' : 'utf8') });
   });
   for (const segment of segments) receiver.write(segment);
   await Promise.race([new Promise((resolve) => setImmediate(resolve)), failed]);
   return messages;
+}
+
+/** The text messages the receiver makes of the bytes (every one must be text). */
+async function received(segments: readonly Buffer[]): Promise<string[]> {
+  const messages = await receivedFrames(segments);
+  expect(messages.every((m) => !m.binary)).toBe(true);
+  return messages.map((m) => m.data);
 }
 
 const output = (seq: number, size: number) =>
@@ -49,7 +57,7 @@ describe('FrameSlab', () => {
       expect(writer.size).toBe(Buffer.byteLength(text));
       expected.push(text);
       const head = writer.size < 126 ? 2 : writer.size < 65_536 ? 4 : 10;
-      expect(slab.appendText(writer, (segment) => spilled.push(segment))).toBe(head + writer.size);
+      expect(slab.append(writer, false, (segment) => spilled.push(segment))).toBe(head + writer.size);
     }
     const sizesOnWire = expected.map((text) => Buffer.byteLength(text));
     expect(sizesOnWire.some((n) => n < 126)).toBe(true);
@@ -61,6 +69,26 @@ describe('FrameSlab', () => {
     expect(await received([...spilled, last!])).toEqual(expected);
   });
 
+  test('binary (msgpack) frames and text frames interleave, each read back as what it is', async () => {
+    const slab = new FrameSlab();
+    const spilled: Buffer[] = [];
+    const expected: { binary: boolean; data: string }[] = [];
+    const sizes = [0, 90, 100, 48_000, 65_400, 65_536, FRAME_SLAB_BYTES];
+    for (const [i, size] of sizes.entries()) {
+      for (const binary of [true, false]) {
+        const message = output(2 * i + (binary ? 1 : 2), size);
+        const codec = binary ? msgpack : json;
+        const encoded = Buffer.from(codec.encode(message));
+        expected.push({ binary, data: encoded.toString(binary ? 'hex' : 'utf8') });
+        slab.append(codec.encodeInto(message)!, binary, (segment) => spilled.push(segment));
+      }
+    }
+    // msgpack payloads right at the 7/16-bit header boundaries.
+    const wire = expected.filter((m) => m.binary).map((m) => m.data.length / 2);
+    expect(wire.some((n) => n < 126) && wire.some((n) => n >= 65_536)).toBe(true);
+    expect(await receivedFrames([...spilled, slab.take()!])).toEqual(expected);
+  });
+
   test('what was taken stays as it was while later frames are appended', async () => {
     const slab = new FrameSlab();
     // Each segment handed out (spilled or taken), with a copy made when it was handed out.
@@ -70,7 +98,7 @@ describe('FrameSlab', () => {
     for (let seq = 1; seq <= 200; seq++) {
       const message = output(seq, 4_000);
       expected.push(Buffer.from(json.encode(message)).toString());
-      slab.appendText(json.encodeInto(message)!, keep);
+      slab.append(json.encodeInto(message)!, false, keep);
       // A turn ends every few frames.
       if (seq % 7 === 0) keep(slab.take()!);
     }
@@ -87,7 +115,7 @@ describe('FrameSlab', () => {
     const spill = (): void => {};
     // A little output per turn: a small slab, kept across turns (mostly unused).
     for (let seq = 1; seq <= 3; seq++) {
-      slab.appendText(json.encodeInto(output(seq, 50))!, spill);
+      slab.append(json.encodeInto(output(seq, 50))!, false, spill);
       slab.take();
       expect(slab.capacity).toBe(MIN_FRAME_SLAB_BYTES);
     }
@@ -95,7 +123,7 @@ describe('FrameSlab', () => {
     const sizes = new Set<number>();
     for (let turn = 0; turn < 4; turn++) {
       for (let i = 0; i < 80; i++) {
-        slab.appendText(json.encodeInto(output(i, 4_000))!, spill);
+        slab.append(json.encodeInto(output(i, 4_000))!, false, spill);
         sizes.add(slab.capacity);
       }
       slab.take();
@@ -103,15 +131,58 @@ describe('FrameSlab', () => {
     expect(Math.max(...sizes)).toBe(FRAME_SLAB_BYTES);
     // A slab more than half used is let go once its frames are taken.
     const big = new FrameSlab();
-    big.appendText(json.encodeInto(output(1, 100_000))!, spill);
+    big.append(json.encodeInto(output(1, 100_000))!, false, spill);
     expect(big.capacity).toBeGreaterThan(0);
     big.take();
+    big.settle(false);
     expect(big.capacity).toBe(0);
+  });
+
+  test('a slab the socket has written is filled again from its front while the output fits it', () => {
+    const slab = new FrameSlab();
+    const spill = (): void => {};
+    const turn = (frames: number, size: number): Buffer => {
+      for (let i = 0; i < frames; i++) slab.append(json.encodeInto(output(i, size))!, false, spill);
+      return slab.take()!;
+    };
+    // Streaming turns (~87 KB each), written by the socket: once the slab has grown to fit a
+    // turn, the same memory serves every following turn, from its front.
+    for (let i = 0; i < 3; i++) {
+      turn(16, 4_000);
+      slab.settle(true);
+    }
+    const first = turn(16, 4_000);
+    for (let i = 0; i < 3; i++) {
+      slab.settle(true);
+      const again = turn(16, 4_000);
+      expect(again.buffer).toBe(first.buffer);
+      expect(again.byteOffset).toBe(0);
+    }
+    slab.settle(true);
+    const small = turn(2, 4_000);
+    expect(small.byteOffset).toBe(0);
+    // Not written yet (the socket holds the segment): never rewritten; the next turn goes after it.
+    slab.settle(false);
+    const after = turn(2, 4_000);
+    expect(after.buffer).toBe(first.buffer);
+    expect(after.byteOffset).toBe(small.byteLength);
+    // Output that became small does not rewind a slab too large for it (it is let go once more
+    // than half used, as any other).
+    slab.settle(true);
+    const tiny = turn(1, 10);
+    expect(tiny.byteOffset).toBe(small.byteLength + after.byteLength);
+    slab.settle(true);
+    expect(turn(1, 10).byteOffset).toBe(tiny.byteOffset + tiny.byteLength);
+    // A slab never rewinds over frames not taken yet.
+    slab.append(json.encodeInto(output(1, 10))!, false, spill);
+    const pending = slab.pending;
+    slab.settle(true);
+    expect(slab.pending).toBe(pending);
   });
 
   test('drop forgets what is pending', () => {
     const slab = new FrameSlab();
-    slab.appendText(json.encodeInto(output(1, 10))!, () => {});
+    slab.append(json.encodeInto(output(1, 10))!, false, () => {});
     expect(slab.pending).toBeGreaterThan(0);
     slab.drop();
     expect(slab.pending).toBe(0);

@@ -5,18 +5,21 @@ export const FRAME_SLAB_BYTES: number = 256 * 1024;
 /** Least memory taken at a time: a connection with little output keeps little. */
 export const MIN_FRAME_SLAB_BYTES: number = 16 * 1024;
 
+/** First header byte of a final text frame, and of a final binary one. */
 const FIN_TEXT = 0x81;
+const FIN_BINARY = 0x82;
 
 /**
  * One connection's output frames laid out, WebSocket header and all, one after the other in
  * memory of its own: what a turn collects leaves as one socket write (one buffer, not a header and
  * a body per frame, and no allocation per frame). The frames are final, unmasked, uncompressed
- * text frames, exactly what `ws` writes for a server's `send` on a connection without
+ * text (JSON) or binary (msgpack) frames, exactly what `ws` writes for a server's `send` on a connection without
  * permessage-deflate. A slab is filled front to back and never rewritten: a segment handed to
  * the socket stays as it was until the socket let go of it; a full slab is replaced by a new one,
- * sized for twice what a turn lays out (16 to 256 KiB), and a slab more than half
- * used is let go when its frames are taken, so an idle connection holds at most half a slab of
- * room it may never use.
+ * sized for twice what a turn lays out (16 to 256 KiB). Once the socket has written every
+ * segment of a slab (see `settle`), the slab is filled again from the front while the
+ * connection streams; otherwise a slab more than half used is let go, so an idle connection
+ * holds at most half a slab of room it may never use.
  */
 export class FrameSlab {
   #slab: Buffer | undefined;
@@ -26,6 +29,8 @@ export class FrameSlab {
   #end = 0;
   /** Bytes of the last segment taken: how much a turn of this connection lays out. */
   #lastTaken = 0;
+  /** Bytes taken since the last `settle`: the whole turn, spills included. */
+  #takenInTurn = 0;
 
   /** Bytes of memory held (the current slab's size), 0 when none. */
   get capacity(): number {
@@ -38,11 +43,11 @@ export class FrameSlab {
   }
 
   /**
-   * Appends one text frame whose payload `frame` writes. When the slab is too full, `spill`
-   * first receives what is pending (to be written before this frame) and a new slab is taken.
-   * Returns the frame's length on the wire.
+   * Appends one frame whose payload `frame` writes, a text frame or a `binary` one. When the slab
+   * is too full, `spill` first receives what is pending (to be written before this frame) and a
+   * new slab is taken. Returns the frame's length on the wire.
    */
-  appendText(frame: OutputFrameWriter, spill: (segment: Buffer) => void): number {
+  append(frame: OutputFrameWriter, binary: boolean, spill: (segment: Buffer) => void): number {
     const size = frame.size;
     const head = size < 126 ? 2 : size < 0x10000 ? 4 : 10;
     const length = head + size;
@@ -57,7 +62,7 @@ export class FrameSlab {
     }
     const slab = this.#slab;
     let at = this.#end;
-    slab[at++] = FIN_TEXT;
+    slab[at++] = binary ? FIN_BINARY : FIN_TEXT;
     if (head === 2) slab[at++] = size;
     else if (head === 4) {
       slab[at++] = 126;
@@ -79,9 +84,27 @@ export class FrameSlab {
     if (this.#slab === undefined || this.#end === this.#start) return undefined;
     const segment = this.#slab.subarray(this.#start, this.#end);
     this.#lastTaken = segment.byteLength;
+    this.#takenInTurn += segment.byteLength;
     this.#start = this.#end;
-    if (2 * this.#end > this.#slab.byteLength) this.drop();
     return segment;
+  }
+
+  /**
+   * Called once the socket was handed a turn's segments; `written`: it has given every byte of
+   * them to the kernel, so nothing refers to a segment any more. A slab whose frames are all
+   * taken is then filled again from its front (streaming takes no new memory per turn) while
+   * its size fits the output (at most four times the turn's); otherwise a slab more than half
+   * used is let go (it is still the socket's, or too large for what the connection sends).
+   */
+  settle(written: boolean): void {
+    const turn = this.#takenInTurn;
+    this.#takenInTurn = 0;
+    const slab = this.#slab;
+    if (slab === undefined || this.#end !== this.#start) return;
+    if (written && slab.byteLength <= Math.max(MIN_FRAME_SLAB_BYTES, 4 * turn)) {
+      this.#start = 0;
+      this.#end = 0;
+    } else if (2 * this.#end > slab.byteLength) this.drop();
   }
 
   /** Forgets what is pending and the slab (the socket is gone). */

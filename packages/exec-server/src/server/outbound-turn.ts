@@ -20,6 +20,7 @@ const STREAMING_GAP_MS = 4;
 export class OutboundTurn {
   readonly #raw: Writable | undefined;
   readonly #flush: () => void;
+  readonly #uncorked: () => void;
   /** Frames are being collected (the raw socket is corked). */
   #open = false;
   /** The end is due at the next check phase (`setImmediate`). */
@@ -30,9 +31,11 @@ export class OutboundTurn {
   #lastOutputMs = Number.NEGATIVE_INFINITY;
   #hasOutput = false;
 
-  constructor(raw: Writable | undefined, flush: () => void) {
+  /** `flush` writes what was held back; `uncorked` runs after the raw socket was uncorked. */
+  constructor(raw: Writable | undefined, flush: () => void, uncorked: () => void = () => {}) {
     this.#raw = raw;
     this.#flush = flush;
+    this.#uncorked = uncorked;
   }
 
   /** Starts collecting, if not already; `output`: the frame is process output (it may linger). */
@@ -68,5 +71,6 @@ export class OutboundTurn {
     if (this.#hasOutput) this.#lastOutputMs = performance.now();
     this.#hasOutput = false;
     this.#raw?.uncork();
+    this.#uncorked();
   };
 }

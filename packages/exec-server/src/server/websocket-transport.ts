@@ -90,16 +90,18 @@ export class WebSocketTransport implements ConnectionTransport {
   #batchOutput = false;
   /** Frames of one turn leave in one write; held output is written when it ends. */
   readonly #turn: OutboundTurn;
-  /** The TCP socket under `#socket`, when known: JSON output frames are laid out for it. */
+  /** The TCP socket under `#socket`, when known: output frames are laid out for it. */
   readonly #raw: (Writable & MeteredSocket) | undefined;
-  /** JSON output frames of the turn, written to `#raw` as one buffer when it ends. */
+  /** Output frames of the turn, written to `#raw` as one buffer when it ends. */
   readonly #slab = new FrameSlab();
 
   constructor(options: WebSocketTransportOptions) {
     this.label = options.label;
     this.#socket = options.socket;
     this.#raw = options.rawSocket;
-    this.#turn = new OutboundTurn(options.rawSocket, () => this.#releaseHeld());
+    // Once the socket holds none of its frames, the slab's memory can be written again.
+    const settle = (): void => this.#slab.settle(options.rawSocket?.writableLength === 0);
+    this.#turn = new OutboundTurn(options.rawSocket, () => this.#releaseHeld(), settle);
     this.#partialFrames =
       options.rawSocket &&
       options.partialFrames?.attach(options.rawSocket, {
@@ -180,10 +182,11 @@ export class WebSocketTransport implements ConnectionTransport {
 
   #sendNotificationNow(message: RpcMessage): void {
     const codec = this.#codec ?? 'json';
-    // JSON output frames are laid out in the connection's slab (one buffer per turn, written to
-    // the TCP socket as it is); msgpack batches go as fragments whose chunks are not copied.
-    const laidOut = codec === 'json' && this.#raw !== undefined ? this.#encoder.laidOut(message) : undefined;
+    // Msgpack batches go as fragments whose chunks are not copied; any other output frame is laid
+    // out in the connection's slab (one buffer per turn, written to the TCP socket as it is).
     const parts = codec === 'msgpack' ? this.#encoder.parts(message) : undefined;
+    const laidOut =
+      parts === undefined && this.#raw !== undefined ? this.#encoder.laidOut(message, codec) : undefined;
     // Any other notification goes out as UTF-8 bytes in a text frame (JSON) or a binary frame.
     const frame =
       laidOut === undefined && parts === undefined ? this.#encoder.frame(message, codec, true) : undefined;
@@ -192,7 +195,8 @@ export class WebSocketTransport implements ConnectionTransport {
     const backlog = this.#socket.bufferedAmount + this.#slab.pending;
     if (!admitNotification(this.#gate, backlog, length, { logger: this.#logger, connection: this.label }))
       return;
-    if (laidOut !== undefined) this.#sentBytes += this.#slab.appendText(laidOut, this.#writeRaw);
+    if (laidOut !== undefined)
+      this.#sentBytes += this.#slab.append(laidOut, codec === 'msgpack', this.#writeRaw);
     else if (parts === undefined) this.#send(frame!, codec);
     else this.#sendParts(parts);
   }

@@ -61,8 +61,17 @@ afterAll(async () => {
   await tracker.expectNoSurvivors();
 });
 
-/** Connects, initializes (asking for batches or not), runs the emitter and collects its events. */
-async function run(codec: 'json' | 'msgpack', askForBatches: boolean, tty = false) {
+/**
+ * Connects, initializes (asking for batches or not), runs the emitter and collects its events;
+ * `stalls`: the client stops reading for a moment that many times while the output streams.
+ */
+async function run(
+  codec: 'json' | 'msgpack',
+  askForBatches: boolean,
+  tty = false,
+  stalls = 0,
+  bytes = BYTES,
+) {
   await using client = await RawWsClient.connect(server.url, { codec });
   await client.call('initialize', {
     clientName: 'batch-test',
@@ -74,13 +83,20 @@ async function run(codec: 'json' | 'msgpack', askForBatches: boolean, tty = fals
     processId,
     argv: tty
       ? [process.execPath, '-e', EMIT_PRINTABLE, String(PTY_BYTES)]
-      : [process.execPath, '-e', EMIT_RANDOM, String(BYTES)],
+      : [process.execPath, '-e', EMIT_RANDOM, String(bytes)],
     cwd: CWD,
     env: {},
     tty,
   });
   const list = await client.call<{ processes: { pid?: number }[] }>('process/list', {});
   for (const entry of list.processes) if (entry.pid !== undefined) tracker.add(entry.pid);
+  for (let i = 0; i < stalls && client.notifications('process/closed').length === 0; i++) {
+    // Unread frames back up into the server's socket: what it already handed over stays there.
+    client.pause();
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    client.resume();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
   await waitFor(() => client.notifications('process/closed').length > 0, {
     what: 'process/closed',
     timeoutMs: 60_000,
@@ -117,7 +133,7 @@ function toBytes(value: unknown): Uint8Array {
   return typeof value === 'string' ? Buffer.from(value, 'base64') : (value as Uint8Array);
 }
 
-function check(events: { method: string; params: Record<string, unknown> }[]) {
+function check(events: { method: string; params: Record<string, unknown> }[], bytes = BYTES) {
   const { chunks, order, batches } = flatten(events);
   // One seq counter for output, exit and close: 1, 2, 3, ... in arrival order, none missing.
   expect(order).toEqual(order.map((_, i) => i + 1));
@@ -133,7 +149,7 @@ function check(events: { method: string; params: Record<string, unknown> }[]) {
       stdout += bytes.byteLength;
     } else stderr += Buffer.from(bytes).toString();
   }
-  expect(stdout).toBe(BYTES);
+  expect(stdout).toBe(bytes);
   expect(stderr).toContain(`sha256:${hash.digest('hex')}`);
   expect(events.at(-1)?.method).toBe('process/closed');
   return batches;
@@ -170,6 +186,17 @@ describe('process/outputBatch (execd extension, on request)', () => {
     const { events } = await run('json', true);
     expect(check(events)).toBeGreaterThan(0);
   });
+
+  test.each(['msgpack', 'json'] as const)(
+    'a %s client that keeps stopping reading still gets every byte of every frame intact',
+    async (codec) => {
+      // Frames are laid out in memory the server fills again once its socket has written them:
+      // whatever a slow reader leaves in the socket must never be overwritten.
+      // More than the loopback socket's buffers hold, so writes do stop part way.
+      const { events } = await run(codec, false, false, 24, 4 * BYTES);
+      expect(check(events, 4 * BYTES)).toBe(0);
+    },
+  );
 
   test("a JSON client that does not ask (the original's clients) gets one chunk per process/output", async () => {
     const { events } = await run('json', false);

@@ -5,14 +5,10 @@ import { decodeJson, encodeJson, encodeJsonText } from './json.ts';
 import { type DecodeLimits, resolveLimits } from './limits.ts';
 import { decodeMsgpack, encodeMsgpack } from './msgpack.ts';
 import { decodeOutputBatchFragments } from './output-batch-fragments.ts';
-import { fastOutputMsgpack, outputBatchMsgpackParts } from './output-frames.ts';
+import { fastOutputMsgpack, outputBatchMsgpackParts, outputMsgpackWriter } from './output-frames.ts';
 import { decodeOutputBatchJsonFrame, decodeOutputJsonFrame } from './output-frames-decode.ts';
-import {
-  fastOutputJsonBytes,
-  fastOutputJsonText,
-  type OutputFrameWriter,
-  outputJsonWriter,
-} from './output-frames-json.ts';
+import { fastOutputJsonBytes, fastOutputJsonText, outputJsonWriter } from './output-frames-json.ts';
+import type { OutputFrameWriter } from './output-params.ts';
 
 /** The two wire codecs: `json` (the original's) and `msgpack` (execd's native one). */
 export type CodecName = 'json' | 'msgpack';
@@ -37,8 +33,7 @@ export interface Codec {
   /**
    * An output notification (`process/output`, `process/outputBatch`) as its frame's size and a
    * writer that lays the frame out in memory the caller owns (a transport writing many frames in
-   * one buffer); undefined for any other message, or a codec without the form (msgpack): use
-   * `encode`. The bytes are `encode`'s.
+   * one buffer); undefined for any other message: use `encode`. The bytes are `encode`'s.
    */
   encodeInto(message: RpcMessage): OutputFrameWriter | undefined;
   /** Encodes one message as text (json codec only; msgpack throws ExecError `unsupported`). */
@@ -103,7 +98,7 @@ export function createMsgpackCodec(limits?: Partial<DecodeLimits>): Codec {
     encode: (message) =>
       encoding('msgpack', () => fastOutputMsgpack(message) ?? encodeMsgpack(toWireObject(message))),
     encodeParts: (message) => encoding('msgpack', () => outputBatchMsgpackParts(message)),
-    encodeInto: () => undefined,
+    encodeInto: (message) => encoding('msgpack', () => outputMsgpackWriter(message)),
     encodeText: () => {
       throw new ExecError('unsupported', 'the msgpack codec has no text form');
     },
@@ -153,4 +148,4 @@ export {
   MAX_NESTING_DEPTH,
   MAX_VALUES_PER_MESSAGE,
 } from './limits.ts';
-export type { OutputFrameWriter } from './output-frames-json.ts';
+export type { OutputFrameWriter } from './output-params.ts';

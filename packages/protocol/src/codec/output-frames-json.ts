@@ -5,7 +5,13 @@
 // frame: one allocation per frame, no placeholder pass, no string as long as the frame.
 import { encodeBase64, utf8WithBase64, utf8WithBase64Size, writeUtf8WithBase64 } from '../bytes.ts';
 import type { RpcMessage } from '../schemas/envelope.ts';
-import { batchParams, type OutputBatchParams, type OutputFrameChunk, outputParams } from './output-params.ts';
+import {
+  batchParams,
+  type OutputBatchParams,
+  type OutputFrameChunk,
+  type OutputFrameWriter,
+  outputParams,
+} from './output-params.ts';
 
 /** What follows the base64 chunk of a `process/output` notification's JSON. */
 const OUTPUT_JSON_TAIL = '"}}';
@@ -81,12 +87,4 @@ export function outputJsonWriter(message: RpcMessage): OutputFrameWriter | undef
     size: utf8WithBase64Size(pieces),
     write: (target, at) => void writeUtf8WithBase64(pieces, target, at),
   };
-}
-
-/** A frame to be written into memory the caller owns (see `Codec.encodeInto`). */
-export interface OutputFrameWriter {
-  /** The frame's length in bytes. */
-  readonly size: number;
-  /** Writes the frame at `target[at]`; `target` has room for `size` bytes there. */
-  write(target: Uint8Array, at: number): void;
 }

@@ -108,30 +108,40 @@ describe('the fast process/output encoders write exactly what the generic codecs
     }
   });
 
-  test('encodeInto lays out exactly the bytes of encode, anywhere in any memory (JSON only)', () => {
-    const json = createJsonCodec();
-    const messages = [
-      output('é-ü-😀', 2 ** 40 + 5, bytes(8191), 'pty'),
-      notificationMessage('process/outputBatch', {
-        processId: 'q"\\',
-        chunks: [1, 2, 3].map((seq) => ({ seq, stream: 'stderr', chunk: bytes(seq * 100) })),
-      }),
-    ];
-    for (const message of messages) {
-      const writer = json.encodeInto(message)!;
-      const encoded = json.encode(message);
-      expect(writer.size).toBe(encoded.byteLength);
-      for (const target of [new Uint8Array(writer.size + 9), Buffer.alloc(writer.size + 9)]) {
-        writer.write(target, 5);
-        expect(same(target.subarray(5, 5 + writer.size), encoded)).toBe(true);
-        expect([...target.subarray(0, 5), ...target.subarray(5 + writer.size)]).toEqual(Array(9).fill(0));
+  test.each(['json', 'msgpack'] as const)(
+    'encodeInto lays out exactly the bytes of encode, anywhere in any memory (%s)',
+    (name) => {
+      const codec = name === 'json' ? createJsonCodec() : createMsgpackCodec();
+      const messages = [
+        output('é-ü-😀', 2 ** 40 + 5, bytes(8191), 'pty'),
+        ...SEQS.map((seq, i) => output(IDS[i % IDS.length]!, seq, bytes(SIZES[i % SIZES.length]!, i))),
+        notificationMessage('process/outputBatch', {
+          processId: 'q"\\',
+          chunks: [1, 2, 3].map((seq) => ({ seq, stream: 'stderr', chunk: bytes(seq * 100) })),
+        }),
+        notificationMessage('process/outputBatch', {
+          processId: 'y'.repeat(256),
+          chunks: SEQS.map((seq, i) => ({ seq, stream: 'stdout', chunk: bytes(i * 301, i) })),
+        }),
+      ];
+      for (const message of messages) {
+        const writer = codec.encodeInto(message)!;
+        const encoded = codec.encode(message);
+        expect(writer.size).toBe(encoded.byteLength);
+        // A view that starts inside its memory: the writer must count from the view, not the buffer.
+        const inside = new Uint8Array(writer.size + 40).subarray(11, writer.size + 31);
+        for (const target of [new Uint8Array(writer.size + 9), Buffer.alloc(writer.size + 9), inside]) {
+          writer.write(target, 5);
+          expect(same(target.subarray(5, 5 + writer.size), encoded)).toBe(true);
+          const rest = [...target.subarray(0, 5), ...target.subarray(5 + writer.size)];
+          expect(rest).toEqual(Array(target.byteLength - writer.size).fill(0));
+        }
       }
-      expect(createMsgpackCodec().encodeInto(message)).toBeUndefined();
-    }
-    expect(
-      json.encodeInto(notificationMessage('process/exited', { processId: 'p', seq: 1, exitCode: 0 })),
-    ).toBeUndefined();
-  });
+      expect(
+        codec.encodeInto(notificationMessage('process/exited', { processId: 'p', seq: 1, exitCode: 0 })),
+      ).toBeUndefined();
+    },
+  );
 
   test('the codecs use them and still round-trip', () => {
     const message = output('rt', 42, bytes(8192));

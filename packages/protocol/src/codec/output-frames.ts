@@ -9,21 +9,31 @@ import {
   batchParams,
   type OutputBatchParams,
   type OutputFrameChunk,
+  type OutputFrameWriter,
   type OutputParams,
   outputParams,
 } from './output-params.ts';
 
 const textEncoder = new TextEncoder();
 
-/** A msgpack writer over one exactly sized buffer (sizes are computed first, then written). */
+/**
+ * A msgpack writer over exactly sized memory (sizes are computed first, then written): a buffer
+ * of its own, or a place in the caller's.
+ */
 class MsgpackWriter {
   readonly bytes: Uint8Array;
   readonly #view: DataView;
-  #pos = 0;
+  #pos: number;
 
-  constructor(size: number) {
-    this.bytes = new Uint8Array(size);
-    this.#view = new DataView(this.bytes.buffer);
+  /** Writes into `bytes` from `at` on. */
+  constructor(bytes: Uint8Array, at = 0) {
+    this.bytes = bytes;
+    this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.#pos = at;
+  }
+
+  static sized(size: number): MsgpackWriter {
+    return new MsgpackWriter(new Uint8Array(size));
   }
 
   get pos(): number {
@@ -138,6 +148,17 @@ function streamName(stream: string): Uint8Array {
   return utf8;
 }
 
+/** The last process id encoded: a stream's frames all carry the same one. Never written to. */
+let lastId = '';
+let lastIdBytes: Uint8Array = new Uint8Array(0);
+function processIdBytes(processId: string): Uint8Array {
+  if (processId !== lastId) {
+    lastIdBytes = textEncoder.encode(processId);
+    lastId = processId;
+  }
+  return lastIdBytes;
+}
+
 function chunkFieldsSize(c: OutputFrameChunk): number {
   return (
     strSize(KEY.seq!) +
@@ -158,27 +179,35 @@ function writeChunkFields(w: MsgpackWriter, c: OutputFrameChunk): void {
   w.bin(c.chunk);
 }
 
-function encodeOutputMsgpack(p: OutputParams): Uint8Array {
-  const id = textEncoder.encode(p.processId);
-  const method = KEY['process/output']!;
-  const size =
+function outputSize(id: Uint8Array, p: OutputParams): number {
+  return (
     1 +
     strSize(KEY.method!) +
-    strSize(method) +
+    strSize(KEY['process/output']!) +
     strSize(KEY.params!) +
     1 +
     strSize(KEY.processId!) +
     strSize(id) +
-    chunkFieldsSize(p);
-  const w = new MsgpackWriter(size);
+    chunkFieldsSize(p)
+  );
+}
+
+/** Writes what {@link outputSize} counts. */
+function writeOutput(w: MsgpackWriter, id: Uint8Array, p: OutputParams): void {
   w.u8(0x82);
   w.str(KEY.method!);
-  w.str(method);
+  w.str(KEY['process/output']!);
   w.str(KEY.params!);
   w.u8(0x84);
   w.str(KEY.processId!);
   w.str(id);
   writeChunkFields(w, p);
+}
+
+function encodeOutputMsgpack(p: OutputParams): Uint8Array {
+  const id = processIdBytes(p.processId);
+  const w = MsgpackWriter.sized(outputSize(id, p));
+  writeOutput(w, id, p);
   return w.bytes;
 }
 
@@ -211,16 +240,24 @@ function writeBatchHead(w: MsgpackWriter, id: Uint8Array, chunks: number): void 
   w.array(chunks);
 }
 
-function encodeBatchMsgpack(p: OutputBatchParams): Uint8Array {
-  const id = textEncoder.encode(p.processId);
+function batchSize(id: Uint8Array, p: OutputBatchParams): number {
   let size = batchHeadSize(id, p.chunks.length);
   for (const c of p.chunks) size += 1 + chunkFieldsSize(c);
-  const w = new MsgpackWriter(size);
+  return size;
+}
+
+function writeBatch(w: MsgpackWriter, id: Uint8Array, p: OutputBatchParams): void {
   writeBatchHead(w, id, p.chunks.length);
   for (const c of p.chunks) {
     w.u8(0x83);
     writeChunkFields(w, c);
   }
+}
+
+function encodeBatchMsgpack(p: OutputBatchParams): Uint8Array {
+  const id = processIdBytes(p.processId);
+  const w = MsgpackWriter.sized(batchSize(id, p));
+  writeBatch(w, id, p);
   return w.bytes;
 }
 
@@ -233,12 +270,12 @@ function encodeBatchMsgpack(p: OutputBatchParams): Uint8Array {
 export function outputBatchMsgpackParts(message: RpcMessage): Uint8Array[] | undefined {
   const p = batchParams(message);
   if (p === undefined || p.chunks.length === 0) return undefined;
-  const id = textEncoder.encode(p.processId);
+  const id = processIdBytes(p.processId);
   const lead = batchHeadSize(id, p.chunks.length);
   // Every header in one buffer: each chunk's fields up to (and including) its bin header.
   let size = lead;
   for (const c of p.chunks) size += 1 + chunkFieldsSize(c) - c.chunk.byteLength;
-  const w = new MsgpackWriter(size);
+  const w = MsgpackWriter.sized(size);
   writeBatchHead(w, id, p.chunks.length);
   const parts: Uint8Array[] = [];
   let start = 0;
@@ -262,4 +299,28 @@ export function fastOutputMsgpack(message: RpcMessage): Uint8Array | undefined {
   if (output !== undefined) return encodeOutputMsgpack(output);
   const batch = batchParams(message);
   return batch === undefined ? undefined : encodeBatchMsgpack(batch);
+}
+
+/**
+ * An output notification's msgpack frame as its size and a writer that puts exactly those bytes
+ * (what {@link fastOutputMsgpack} returns) at `target[at]`, each chunk copied once, straight into
+ * the caller's memory: for a transport that lays many frames out in one buffer. Undefined for
+ * any other message.
+ */
+export function outputMsgpackWriter(message: RpcMessage): OutputFrameWriter | undefined {
+  const output = outputParams(message);
+  if (output !== undefined) {
+    const id = processIdBytes(output.processId);
+    return {
+      size: outputSize(id, output),
+      write: (target, at) => writeOutput(new MsgpackWriter(target, at), id, output),
+    };
+  }
+  const batch = batchParams(message);
+  if (batch === undefined) return undefined;
+  const id = processIdBytes(batch.processId);
+  return {
+    size: batchSize(id, batch),
+    write: (target, at) => writeBatch(new MsgpackWriter(target, at), id, batch),
+  };
 }

@@ -71,3 +71,11 @@ export function batchParams(message: RpcMessage): OutputBatchParams | undefined 
   }
   return p as OutputBatchParams;
 }
+
+/** A frame to be written into memory the caller owns (see `Codec.encodeInto`). */
+export interface OutputFrameWriter {
+  /** The frame's length in bytes. */
+  readonly size: number;
+  /** Writes the frame at `target[at]`; `target` has room for `size` bytes there. */
+  write(target: Uint8Array, at: number): void;
+}
