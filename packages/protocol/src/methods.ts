@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { RpcError } from './errors.ts';
 import { describeIssues, serdeMissingField } from './issues.ts';
+import { plainOutputBatchParams, plainOutputParams } from './output-params-fast.ts';
 import { CapabilityRootsDiscoverParams, CapabilityRootsDiscoverResponse } from './schemas/capability.ts';
 import { Empty } from './schemas/common.ts';
 import { EnvironmentConfigReadParams, EnvironmentConfigReadResponse } from './schemas/config.ts';
@@ -308,6 +309,15 @@ export function isMethodName(name: string): name is MethodName {
  * failures are -32602 with a message naming the method and the field.
  */
 export function decodeParams<M extends MethodName>(method: M, raw: unknown): ParamsOf<M> {
+  // Output notifications (nearly every frame a client reads) that are exactly what the schema
+  // outputs pass as they are: no copy of each chunk's record (see output-params-fast.ts).
+  const plain =
+    method === 'process/outputBatch'
+      ? plainOutputBatchParams(raw)
+      : method === 'process/output'
+        ? plainOutputParams(raw)
+        : undefined;
+  if (plain !== undefined) return plain as ParamsOf<M>;
   const schema = METHODS[method].params as v.GenericSchema;
   const parsed = v.safeParse(schema, raw === undefined ? null : raw);
   if (!parsed.success) {
