@@ -4,12 +4,12 @@ import { ExecServerClient } from '@execd/exec-client';
 import { WebSocket } from 'ws';
 import { emit, figure } from './lib/measure.mjs';
 import {
-  EXECD_CLI,
   log,
   PEER_VERSION,
   peerBinary,
   RAW_RELAY,
   rssBytes,
+  startExecdServer,
   startServer,
 } from './lib/servers.mjs';
 
@@ -310,14 +310,7 @@ const peerBin = peerBinary();
 const servers = [];
 try {
   const startExecd = () =>
-    startServer('execd', process.execPath, [
-      EXECD_CLI,
-      '--listen',
-      'ws://127.0.0.1:0',
-      '--log-level',
-      'warn',
-      ...(process.env.EXECD_SERVER_ARGS ?? '').split(/\s+/).filter(Boolean),
-    ]);
+    startExecdServer((process.env.EXECD_SERVER_ARGS ?? '').split(/\s+/).filter(Boolean));
   const startPeer = () => startServer('original', peerBin, ['exec-server', '--listen', 'ws://127.0.0.1:0']);
   const execd = await startExecd();
   servers.push(execd);

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { BASE_ENV, log, ROOT, run } from './lib.mjs';
 
 const DEFAULT_PORT = 7878;
@@ -31,9 +32,14 @@ function portFree(port) {
 
 const port = (await portFree(DEFAULT_PORT)) ? DEFAULT_PORT : 0;
 const extra = process.argv.slice(2).filter((arg) => arg !== '--no-bootstrap');
+// The server's own allocator settings (exec-server README, "Memory under hostile input"); the
+// server keeps them from its commands.
+const { launcherEnv } = await import(
+  pathToFileURL(join(ROOT, 'packages', 'exec-server', 'dist', 'launcher.js')).href
+);
 const child = spawn(process.execPath, [cli, '--listen', `ws://127.0.0.1:${port}`, ...extra], {
   cwd: ROOT,
-  env: BASE_ENV,
+  env: { ...BASE_ENV, ...launcherEnv(BASE_ENV) },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 child.stdout.setEncoding('utf8');

@@ -41,10 +41,13 @@ export function peerBinary() {
   }
 }
 
-/** Starts a server child and reads its ws:// URL from stdout. `home`: a private CODEX_HOME/TMPDIR. */
-export async function startServer(name, command, args, { home = false } = {}) {
+/**
+ * Starts a server child and reads its ws:// URL from stdout. `home`: a private CODEX_HOME/TMPDIR;
+ * `env`: added to its environment.
+ */
+export async function startServer(name, command, args, { home = false, env: extraEnv = {} } = {}) {
   const scratch = home ? mkdtempSync(join(tmpdir(), 'execd-bench-peer-')) : undefined;
-  const env = { ...process.env, RUST_LOG: 'error' };
+  const env = { ...process.env, RUST_LOG: 'error', ...extraEnv };
   if (scratch) {
     mkdirSync(join(scratch, 'home'));
     mkdirSync(join(scratch, 'tmp'));
@@ -92,17 +95,16 @@ export async function startServer(name, command, args, { home = false } = {}) {
  * execd-server's CLI on a free loopback port. `EXECD_NODE_OPTIONS` (e.g.
  * `--max-semi-space-size=4`) goes on its Node command line, to measure a tuning.
  */
-export function startExecdServer(extraArgs = []) {
+export async function startExecdServer(extraArgs = []) {
   const nodeFlags = (process.env.EXECD_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
-  return startServer('execd', process.execPath, [
-    ...nodeFlags,
-    EXECD_CLI,
-    '--listen',
-    'ws://127.0.0.1:0',
-    '--log-level',
-    'warn',
-    ...extraArgs,
-  ]);
+  // Started as `npm start` and the container image start it (exec-server README, "Memory under hostile input").
+  const { launcherEnv } = await import('@execd/exec-server/launcher');
+  return startServer(
+    'execd',
+    process.execPath,
+    [...nodeFlags, EXECD_CLI, '--listen', 'ws://127.0.0.1:0', '--log-level', 'warn', ...extraArgs],
+    { env: launcherEnv(process.env) },
+  );
 }
 
 /** The original exec-server (`codex exec-server`), with a private CODEX_HOME and TMPDIR. */

@@ -5,4 +5,5 @@ export default packageBuild({
   index: 'src/index.ts',
   'server/index': 'src/server/index.ts',
   'cli/execd-server': 'src/cli/execd-server.ts',
+  launcher: 'src/cli/launcher-env.ts',
 });

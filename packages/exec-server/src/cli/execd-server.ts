@@ -17,6 +17,7 @@ import {
   startReverseExecServer,
 } from '../server/index.ts';
 import { parseCliArgs, USAGE } from './args.ts';
+import { dropLauncherEnv } from './launcher-env.ts';
 import { sandboxReadiness } from './sandbox-readiness.ts';
 
 /**
@@ -62,6 +63,8 @@ function fail(message: string, status: number): never {
 }
 
 async function main(): Promise<void> {
+  // glibc has read the launcher's tunables by now; commands inherit none of them.
+  dropLauncherEnv(process.env);
   let args: ReturnType<typeof parseCliArgs>;
   try {
     args = parseCliArgs(process.argv.slice(2));

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { pathToFileUri } from '@execd/protocol';
 import { CliChild, listedFds, ProcessTracker, waitFor } from '@execd/test-kit';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { LAUNCHER_ENV_VAR, launcherEnv } from '../../src/cli/launcher-env.ts';
 import { buildCli } from '../helpers/cli.ts';
 import { RawWsClient } from '../helpers/raw-ws-client.ts';
 
@@ -318,5 +319,49 @@ describe('execd-server', () => {
     expect(notifications.at(-2)).toMatchObject({ method: 'process/exited', params: { exitCode: 0 } });
     server.child.stdin.end();
     expect((await server.exited).code).toBe(0);
+  });
+});
+
+/** The environment of `env` run by a server started with `extra`, inheriting everything. */
+async function commandEnv(extra: Record<string, string>, flags: string[] = []) {
+  const env = envWithout('EXECD_AUTH_TOKEN', extra);
+  await using server = new CliChild(cli.script, ['--log-level', 'warn', ...flags], { env });
+  const url = await server.firstLine();
+  await using client = await RawWsClient.connect(url);
+  await client.initialize();
+  const policy = { inherit: 'all', ignoreDefaultExcludes: true, exclude: [], set: {}, includeOnly: [] };
+  await client.call('process/start', {
+    processId: 'env',
+    argv: ['env'],
+    cwd: CWD,
+    env: {},
+    envPolicy: policy,
+    tty: false,
+  });
+  const text = await readText(client, 'env');
+  // The server's initial environment, as glibc read it when the process started.
+  const initial = readFileSync(`/proc/${server.child.pid}/environ`, 'utf8').split('\0');
+  server.child.kill('SIGTERM');
+  expect((await server.exited).code).toBe(0);
+  return { names: text.split('\n').map((line) => line.slice(0, line.indexOf('='))), initial };
+}
+
+// What execd's launchers (`npm start`, the container image) give the server alone: glibc reads
+// the malloc threshold when the server starts, and no command the server starts inherits it.
+describe('the launcher environment', () => {
+  test.each([[[]], [['--no-fork-server']]])(
+    'the server starts with the malloc threshold and its commands never see it (%j)',
+    async (flags) => {
+      const { names, initial } = await commandEnv({ ...launcherEnv({}), EXECD_PROBE: 'kept' }, flags);
+      expect(initial).toContain('MALLOC_MMAP_THRESHOLD_=131072');
+      expect(names).toContain('EXECD_PROBE');
+      expect(names).not.toContain('MALLOC_MMAP_THRESHOLD_');
+      expect(names).not.toContain(LAUNCHER_ENV_VAR);
+    },
+  );
+
+  test("a user's own malloc setting is inherited as any other variable", async () => {
+    const { names } = await commandEnv({ MALLOC_MMAP_THRESHOLD_: '65536' });
+    expect(names).toContain('MALLOC_MMAP_THRESHOLD_');
   });
 });
