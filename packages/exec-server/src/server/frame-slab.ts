@@ -13,9 +13,9 @@ const FIN_BINARY = 0x82;
  * One connection's output frames laid out, WebSocket header and all, one after the other in
  * memory of its own: what a turn collects leaves as one socket write (one buffer, not a header and
  * a body per frame, and no allocation per frame). The frames are final, unmasked, uncompressed
- * text (JSON) or binary (msgpack) frames, exactly what `ws` writes for a server's `send` on a connection without
- * permessage-deflate. A slab is filled front to back and never rewritten: a segment handed to
- * the socket stays as it was until the socket let go of it; a full slab is replaced by a new one,
+ * text (JSON) or binary (msgpack) frames, exactly what `ws` writes for a server's `send` on a
+ * connection without permessage-deflate. A slab is filled front to back and never rewritten while
+ * the socket may still hold a segment of it; a full slab is replaced by a new one,
  * sized for twice what a turn lays out (16 to 256 KiB). Once the socket has written every
  * segment of a slab (see `settle`), the slab is filled again from the front while the
  * connection streams; otherwise a slab more than half used is let go, so an idle connection
