@@ -110,7 +110,7 @@ describe('FrameSlab', () => {
     expect(await received(taken.map(({ view }) => view))).toEqual(expected);
   });
 
-  test('memory follows the output: small slabs for little, 256 KiB while streaming, none kept full', () => {
+  test('memory follows the output: small slabs for little, the largest while streaming, none kept full', () => {
     const slab = new FrameSlab();
     const spill = (): void => {};
     // A little output per turn: a small slab, kept across turns (mostly unused).

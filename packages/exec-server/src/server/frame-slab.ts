@@ -1,7 +1,11 @@
 import type { OutputFrameWriter } from '@execd/protocol';
 
-/** Most memory taken at a time for a connection's frames (a larger frame gets a slab of its own size). */
-export const FRAME_SLAB_BYTES: number = 256 * 1024;
+/**
+ * Most memory taken at a time for a connection's frames (a larger frame gets a slab of its own
+ * size): 120 KiB, under glibc's 128 KiB mmap threshold (the launchers fix it there), so a new slab
+ * comes from the allocator's heap, not fresh pages from the system.
+ */
+export const FRAME_SLAB_BYTES: number = 120 * 1024;
 /** Least memory taken at a time: a connection with little output keeps little. */
 export const MIN_FRAME_SLAB_BYTES: number = 16 * 1024;
 
@@ -16,7 +20,7 @@ const FIN_BINARY = 0x82;
  * text (JSON) or binary (msgpack) frames, exactly what `ws` writes for a server's `send` on a
  * connection without permessage-deflate. A slab is filled front to back and never rewritten while
  * the socket may still hold a segment of it; a full slab is replaced by a new one,
- * sized for twice what a turn lays out (16 to 256 KiB). Once the socket has written every
+ * sized for twice what a turn lays out (16 to 120 KiB). Once the socket has written every
  * segment of a slab (see `settle`), the slab is filled again from the front while the
  * connection streams; otherwise a slab more than half used is let go, so an idle connection
  * holds at most half a slab of room it may never use.
