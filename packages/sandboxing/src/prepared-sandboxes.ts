@@ -18,6 +18,11 @@ import {
 export interface PreparedSandboxesOptions {
   /** How long a prepared sandbox waits for a command before it is ended (default 60 s). */
   readonly idleMs?: number | undefined;
+  /**
+   * How long a command may run before the next sandbox of its kind is prepared while it still
+   * runs (default 250 ms); a command that closes sooner gets it prepared once it closed.
+   */
+  readonly refillAfterMs?: number | undefined;
   /** At most this many wait at once, one per kind of command; the oldest makes room (default 4). */
   readonly max?: number | undefined;
   /**
@@ -105,7 +110,7 @@ function sameOwners(a: SpawnRequest, b: SpawnRequest): boolean {
  * runs. Most of an agent's commands (`ls`, `cat`, `rg`) are done sooner, and then it is prepared
  * once they closed; a longer one gets it meanwhile, for a second command of its kind.
  */
-const REFILL_AFTER_MS = 250;
+const DEFAULT_REFILL_AFTER_MS = 250;
 
 /**
  * Sandboxes started before their commands are asked for. Starting bubblewrap (user, mount, pid,
@@ -123,6 +128,7 @@ const REFILL_AFTER_MS = 250;
  */
 export class PreparedSandboxes {
   readonly #idleMs: number;
+  readonly #refillAfterMs: number;
   readonly #max: number;
   readonly #onStarted: ((result: SpawnResult) => SpawnResult) | undefined;
   readonly #logger: Logger;
@@ -139,6 +145,7 @@ export class PreparedSandboxes {
 
   constructor(options: PreparedSandboxesOptions = {}) {
     this.#idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+    this.#refillAfterMs = options.refillAfterMs ?? DEFAULT_REFILL_AFTER_MS;
     this.#max = options.max ?? DEFAULT_MAX;
     this.#onStarted = options.onStarted;
     this.#logger = options.logger ?? NOOP_LOGGER;
@@ -223,7 +230,7 @@ export class PreparedSandboxes {
 
   /**
    * {@link refill} once `process` (a command of `request`'s kind, just started) has closed, or
-   * after `REFILL_AFTER_MS`. Starting a sandbox takes the CPU of a whole sandboxed launch: started
+   * after `refillAfterMs`. Starting a sandbox takes the CPU of a whole sandboxed launch: started
    * at once it ran beside the command it was prepared after and, on two cores, made a prepared
    * `echo hi` take 20.5 ms to close instead of 14.6 (cold: 32-35 ms).
    */
@@ -235,7 +242,7 @@ export class PreparedSandboxes {
       clearTimeout(timer);
       this.refill(request);
     };
-    const timer = setTimeout(refill, REFILL_AFTER_MS);
+    const timer = setTimeout(refill, this.#refillAfterMs);
     timer.unref();
     void process.closed.then(refill, refill);
   }

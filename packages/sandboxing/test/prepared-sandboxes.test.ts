@@ -447,7 +447,8 @@ describe('lifetime', () => {
   test('the next sandbox is prepared once a short command closed, not beside it', async () => {
     using ws = workspace();
     const spec: Spec = { command: ['/bin/sleep', '0.1'], cwd: ws.path };
-    const pool = await primed(spec);
+    // A refill delay far beyond the command, so that a slow machine cannot reach it first.
+    const pool = await primed(spec, { refillAfterMs: 60_000 });
     const taken = await start(spec, pool);
     try {
       expect(taken.prepared).toBe(true);
