@@ -5,6 +5,7 @@
 // (its errors, its output). The stream names are the schema's own; a test holds both to the
 // same results.
 
+import { BATCH_KEYS, CHUNK_KEYS, hasExactKeys, OUTPUT_KEYS } from './codec/output-params.ts';
 import type { ExecOutputDeltaNotification, ProcessOutputBatchNotification } from './schemas/process.ts';
 import { OutputStream } from './schemas/process.ts';
 
@@ -26,29 +27,19 @@ function plainRecord(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-function hasKeys(value: object, expected: readonly string[]): boolean {
-  const keys = Object.keys(value);
-  if (keys.length !== expected.length) return false;
-  for (let i = 0; i < keys.length; i++) if (keys[i] !== expected[i]) return false;
-  return true;
-}
-
-const OUTPUT_KEYS = ['processId', 'seq', 'stream', 'chunk'];
-const BATCH_KEYS = ['processId', 'chunks'];
-const CHUNK_KEYS = ['seq', 'stream', 'chunk'];
-
 /** `process/output` params that need no copy (the value itself), or undefined. */
 export function plainOutputParams(raw: unknown): ExecOutputDeltaNotification | undefined {
-  if (!plainRecord(raw) || !hasKeys(raw, OUTPUT_KEYS)) return undefined;
+  if (!plainRecord(raw) || !hasExactKeys(raw, OUTPUT_KEYS)) return undefined;
   if (typeof raw.processId !== 'string' || !validChunk(raw)) return undefined;
   return raw as ExecOutputDeltaNotification;
 }
 
 /** `process/outputBatch` params that need no copy (the value itself), or undefined. */
 export function plainOutputBatchParams(raw: unknown): ProcessOutputBatchNotification | undefined {
-  if (!plainRecord(raw) || !hasKeys(raw, BATCH_KEYS)) return undefined;
+  if (!plainRecord(raw) || !hasExactKeys(raw, BATCH_KEYS)) return undefined;
   const { processId, chunks } = raw;
   if (typeof processId !== 'string' || !Array.isArray(chunks)) return undefined;
-  for (const c of chunks) if (!plainRecord(c) || !hasKeys(c, CHUNK_KEYS) || !validChunk(c)) return undefined;
+  for (const c of chunks)
+    if (!plainRecord(c) || !hasExactKeys(c, CHUNK_KEYS) || !validChunk(c)) return undefined;
   return raw as ProcessOutputBatchNotification;
 }

@@ -204,13 +204,6 @@ function writeOutput(w: MsgpackWriter, id: Uint8Array, p: OutputParams): void {
   writeChunkFields(w, p);
 }
 
-function encodeOutputMsgpack(p: OutputParams): Uint8Array {
-  const id = processIdBytes(p.processId);
-  const w = MsgpackWriter.sized(outputSize(id, p));
-  writeOutput(w, id, p);
-  return w.bytes;
-}
-
 /** Bytes of a `process/outputBatch` frame before its first chunk: `{method, params: {processId, chunks: [`. */
 function batchHeadSize(id: Uint8Array, chunks: number): number {
   const method = KEY['process/outputBatch']!;
@@ -254,13 +247,6 @@ function writeBatch(w: MsgpackWriter, id: Uint8Array, p: OutputBatchParams): voi
   }
 }
 
-function encodeBatchMsgpack(p: OutputBatchParams): Uint8Array {
-  const id = processIdBytes(p.processId);
-  const w = MsgpackWriter.sized(batchSize(id, p));
-  writeBatch(w, id, p);
-  return w.bytes;
-}
-
 /**
  * The msgpack frame of a `process/outputBatch` notification as parts to be written one after the
  * other (WebSocket fragments of one message): the small headers, and each chunk's own memory in
@@ -295,10 +281,11 @@ export function outputBatchMsgpackParts(message: RpcMessage): Uint8Array[] | und
 
 /** The msgpack frame of an output notification via the fast path, or undefined for any other message. */
 export function fastOutputMsgpack(message: RpcMessage): Uint8Array | undefined {
-  const output = outputParams(message);
-  if (output !== undefined) return encodeOutputMsgpack(output);
-  const batch = batchParams(message);
-  return batch === undefined ? undefined : encodeBatchMsgpack(batch);
+  const writer = outputMsgpackWriter(message);
+  if (writer === undefined) return undefined;
+  const bytes = new Uint8Array(writer.size);
+  writer.write(bytes, 0);
+  return bytes;
 }
 
 /**

@@ -21,6 +21,19 @@ export interface OutputBatchParams {
   readonly chunks: readonly OutputFrameChunk[];
 }
 
+/** The members of each output record, in the order the generic encoders write them. */
+export const OUTPUT_KEYS: readonly string[] = ['processId', 'seq', 'stream', 'chunk'];
+export const BATCH_KEYS: readonly string[] = ['processId', 'chunks'];
+export const CHUNK_KEYS: readonly string[] = ['seq', 'stream', 'chunk'];
+
+/** `value`'s own enumerable members are exactly `expected`, in that order. */
+export function hasExactKeys(value: object, expected: readonly string[]): boolean {
+  const keys = Object.keys(value);
+  if (keys.length !== expected.length) return false;
+  for (let i = 0; i < keys.length; i++) if (keys[i] !== expected[i]) return false;
+  return true;
+}
+
 function isChunk(value: unknown): value is OutputFrameChunk {
   const c = value as Partial<OutputFrameChunk> | null;
   return (
@@ -40,16 +53,7 @@ export function outputParams(message: RpcMessage): OutputParams | undefined {
   const p = message.params as Partial<OutputParams> | null;
   if (!isChunk(p) || typeof (p as Partial<OutputParams>).processId !== 'string') return undefined;
   // The generic encoders write the members in insertion order: only that exact order matches.
-  const keys = Object.keys(p);
-  if (
-    keys.length !== 4 ||
-    keys[0] !== 'processId' ||
-    keys[1] !== 'seq' ||
-    keys[2] !== 'stream' ||
-    keys[3] !== 'chunk'
-  )
-    return undefined;
-  return p as OutputParams;
+  return hasExactKeys(p as object, OUTPUT_KEYS) ? (p as OutputParams) : undefined;
 }
 
 export function batchParams(message: RpcMessage): OutputBatchParams | undefined {
@@ -62,13 +66,8 @@ export function batchParams(message: RpcMessage): OutputBatchParams | undefined 
   const p = message.params as Partial<OutputBatchParams> | null;
   if (typeof p !== 'object' || p === null || typeof p.processId !== 'string' || !Array.isArray(p.chunks))
     return undefined;
-  const keys = Object.keys(p);
-  if (keys.length !== 2 || keys[0] !== 'processId' || keys[1] !== 'chunks') return undefined;
-  for (const c of p.chunks) {
-    if (!isChunk(c)) return undefined;
-    const ck = Object.keys(c);
-    if (ck.length !== 3 || ck[0] !== 'seq' || ck[1] !== 'stream' || ck[2] !== 'chunk') return undefined;
-  }
+  if (!hasExactKeys(p, BATCH_KEYS)) return undefined;
+  for (const c of p.chunks) if (!isChunk(c) || !hasExactKeys(c, CHUNK_KEYS)) return undefined;
   return p as OutputBatchParams;
 }
 
