@@ -1,7 +1,7 @@
-import { lstat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { ExecError } from '@execd/protocol';
 import { expandDenyGlobs } from './deny-globs.ts';
+import { lstat } from './internal/fs-calls.ts';
 import { existingPath, isSpecialFile } from './internal/safe-fs.ts';
 import { isPlaceholder, settledLook } from './placeholders.ts';
 import { DENY_GLOB_MAX_DEPTH, type PolicyPath, type SandboxPolicy } from './policy.ts';

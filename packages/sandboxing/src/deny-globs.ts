@@ -1,6 +1,6 @@
-import { readdir, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ExecError } from '@execd/protocol';
+import { readdir, realpath } from './internal/fs-calls.ts';
 
 /** Most paths a policy's deny globs may expand to (one mask each), as the original's limit. */
 export const DENY_GLOB_MAX_MATCHES = 8192;

@@ -1,5 +1,4 @@
 import { constants } from 'node:fs';
-import { access } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { type DeniedPathPlan, planDeniedPaths, planPolicyPath, planReadableRoots } from './access-plan.ts';
 import {
@@ -9,6 +8,7 @@ import {
   repositoryMetadata,
 } from './git-metadata.ts';
 import { hostSecretsToMask, type MaskedPath } from './host-secrets.ts';
+import { access } from './internal/fs-calls.ts';
 import { canonicalDir, existingPath, isSpecialFile, pathEntryExists } from './internal/safe-fs.ts';
 import { isPlaceholder, settledLook } from './placeholders.ts';
 import type { SandboxPolicy } from './policy.ts';
@@ -166,12 +166,25 @@ export async function planFileSystem(
   // roots' scans: they are looked at meanwhile (a launch waits for the slowest, not for the sum).
   const maskedLook = hostSecretsToMask(options.hiddenPaths, policy.fullDiskWrite);
   maskedLook.catch(() => undefined); // awaited below; a refused root must not leave it unhandled
-  const cwd = (await canonicalDir(policy.cwd)) ?? policy.cwd;
-  if (policy.fullDiskWrite) return { fullDiskWrite: true, writableRoots: [], cwd, masked: await maskedLook };
+  const cwdLook = canonicalDir(policy.cwd);
+  if (policy.fullDiskWrite)
+    return {
+      fullDiskWrite: true,
+      writableRoots: [],
+      cwd: (await cwdLook) ?? policy.cwd,
+      masked: await maskedLook,
+    };
+  cwdLook.catch(() => undefined); // awaited below, like the mask
   const pins = options.rootPins ?? DEFAULT_ROOT_PINS;
+  // Each configured path is resolved once, all at once (a launch waits for the slowest).
+  const configured = [...new Set(policy.writableRoots.map((root) => root.path))];
+  const resolved = new Map(
+    await Promise.all(configured.map(async (path) => [path, await pins.resolve(path)] as const)),
+  );
+  const cwd = (await cwdLook) ?? policy.cwd;
   const byPath = new Map<string, boolean>();
   for (const root of policy.writableRoots) {
-    const canonical = await pins.resolve(root.path);
+    const canonical = resolved.get(root.path);
     if (canonical !== undefined) byPath.set(canonical, (byPath.get(canonical) ?? false) || root.workspace);
   }
   const roots = [...byPath.keys()].sort((a, b) => depth(a) - depth(b) || a.localeCompare(b));
@@ -191,15 +204,11 @@ export async function planFileSystem(
   // keeps its own decision for its `.codex` (a placeholder this sandbox masks and holds) instead
   // of the ancestor's scan finding the folder and binding it as if it were a user's. The disk is
   // looked at for all of it at once; what is found is added in that order. The nested scans
-  // share one budget, so they run root after root.
+  // share one budget: one request lists every root, root after root.
   const ownLooks = Promise.all(
     writableRoots.map((plan) => ownProtectedNames(plan.root, byPath.get(plan.root) ?? false)),
   );
-  const nestedScans = (async () => {
-    const scans = [];
-    for (const plan of writableRoots) scans.push(await findNestedRepositories(plan.root, budget));
-    return scans;
-  })();
+  const nestedScans = findNestedRepositories(roots, budget);
   const deniedLook = planDeniedPaths(policy, roots);
   const readableLook = planReadableRoots(policy);
   const [own, scans, masked, denied, readableRoots] = await Promise.all([

@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { listFolder, type PrefetchedStats, prefetchFolders } from './folder-listings.ts';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { existingPath, isSpecialFile, type PathKind, readSmallRegularFile } from './internal/safe-fs.ts';
+import { scanNestedNames } from './nested-scan.ts';
 
 /** A `.git` file holding `gitdir: <path>` (or a `commondir`) is one line; anything longer is not one. */
 const POINTER_FILE_MAX_BYTES = 4096;
@@ -134,82 +134,46 @@ export async function repositoryMetadata(gitEntry: string): Promise<GitMetadataP
   return found;
 }
 
-/** Folders listed at once: enough to keep libuv's thread pool busy without flooding it. */
-const SCAN_CONCURRENCY = 16;
-
 /** The names the scan looks for in every folder below a root. */
 const WATCHED_NAMES: readonly string[] = ['.git', ...NESTED_AGENT_DIRS];
 
-/**
- * What one folder holds that matters: metadata found in it, and its sub-folders to visit. The
- * listing may come from the cache (an unchanged folder costs one `lstat`); what a `.git`,
- * `.codex` or `.agents` found there points to is resolved afresh.
- */
-async function visit(
-  dir: string,
-  depth: number,
-  ahead: PrefetchedStats,
-): Promise<{ found: GitMetadataPath[]; children: string[] }> {
-  const found: GitMetadataPath[] = [];
-  const listing = await listFolder(dir, WATCHED_NAMES, ahead);
-  if (listing === undefined) return { found, children: [] };
-  // The root's own names are the caller's (placeholder rules); below it, each is protected.
-  if (depth > 0) {
-    for (const name of listing.watched) {
-      const path = join(dir, name);
-      if (name === '.git') {
-        if (await isSpecialFile(path)) found.push({ path, kind: 'special' });
-        else found.push(...(await repositoryMetadata(path)));
-      } else {
-        // A nested project's agent configuration (`sub/.codex/config.toml`, `sub/.agents`) is
-        // trusted by an agent started there, like the root's own.
-        const existing = await existingPath(path);
-        if (existing !== undefined) found.push(existing);
-      }
-    }
+/** What protects one watched name the scan found: a repository's metadata, or the folder itself. */
+async function nestedMetadata(path: string): Promise<GitMetadataPath[]> {
+  if (basename(path) === '.git') {
+    if (await isSpecialFile(path)) return [{ path, kind: 'special' }];
+    return repositoryMetadata(path);
   }
-  const children = listing.folders
-    .filter((name) => !GIT_SCAN_SKIPPED_DIRS.includes(name))
-    .map((name) => join(dir, name));
-  return { found, children };
+  // A nested project's agent configuration (`sub/.codex/config.toml`, `sub/.agents`) is trusted
+  // by an agent started there, like the root's own.
+  const existing = await existingPath(path);
+  return existing === undefined ? [] : [existing];
 }
 
 /**
- * Finds the git metadata of every repository nested anywhere under `root`, and nested `.codex`
- * and `.agents` (not the root's own, which the caller handles with its placeholder rules):
- * vendored clones, submodules
- * (whose `.git` pointer files could be rewritten to a gitdir the command controls), repositories
- * of other workspaces under a shared `/tmp`. Breadth-first, no symlinks followed, never inside a
- * `.git`; stops when `budget` runs out (then `truncated`). Asynchronous throughout.
+ * Finds, below each of `roots` (in order, sharing `budget`), the git metadata of every nested
+ * repository and every nested `.codex` and `.agents` (not a root's own, which the caller handles
+ * with its placeholder rules): vendored clones, submodules (whose `.git` pointer files could be
+ * rewritten to a gitdir the command controls), repositories of other workspaces under a shared
+ * `/tmp`. Breadth-first, no symlinks followed, never inside a `.git`, not into
+ * {@link GIT_SCAN_SKIPPED_DIRS}; a root stops when the budget runs out (then `truncated`). The
+ * folders are listed in a worker thread (`nested-scan.ts`); what the names found point to is
+ * resolved here, afresh at every launch.
  */
-export async function findNestedRepositories(root: string, budget: GitScanBudget): Promise<GitScanResult> {
-  const ahead = prefetchFolders(root, budget.dirs, GIT_SCAN_SKIPPED_DIRS);
-  return scanLevels(root, budget, ahead);
-}
-
-async function scanLevels(
-  root: string,
+export async function findNestedRepositories(
+  roots: readonly string[],
   budget: GitScanBudget,
-  ahead: PrefetchedStats,
-): Promise<GitScanResult> {
-  const paths: GitMetadataPath[] = [];
-  let level = [root];
-  let depth = 0;
-  while (level.length > 0 && depth <= GIT_SCAN_MAX_DEPTH) {
-    const next: string[] = [];
-    for (let i = 0; i < level.length; i += SCAN_CONCURRENCY) {
-      const batch = level.slice(i, i + Math.min(SCAN_CONCURRENCY, Math.max(budget.dirs, 0)));
-      if (batch.length === 0) return { paths, truncated: true };
-      budget.dirs -= batch.length;
-      for (const { found, children } of await Promise.all(batch.map((dir) => visit(dir, depth, ahead)))) {
-        paths.push(...found);
-        next.push(...children);
-      }
-      if (batch.length < Math.min(SCAN_CONCURRENCY, level.length - i)) return { paths, truncated: true };
-    }
-    level = next;
-    depth++;
-  }
-  const truncated = level.length > 0;
-  return { paths, truncated };
+): Promise<GitScanResult[]> {
+  const scan = await scanNestedNames({
+    roots,
+    dirs: budget.dirs,
+    maxDepth: GIT_SCAN_MAX_DEPTH,
+    skipped: GIT_SCAN_SKIPPED_DIRS,
+    watched: WATCHED_NAMES,
+  });
+  return Promise.all(
+    scan.roots.map(async ({ found, truncated }) => {
+      const metadata = await Promise.all(found.map(nestedMetadata));
+      return { paths: metadata.flat(), truncated };
+    }),
+  );
 }

@@ -1,5 +1,5 @@
-import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readdir } from './internal/fs-calls.ts';
 import { existingPath, type PathKind } from './internal/safe-fs.ts';
 
 /**

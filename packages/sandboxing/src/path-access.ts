@@ -1,8 +1,8 @@
-import { realpath } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { SandboxParam } from '@execd/protocol';
 import { matchesDenyGlob } from './deny-globs.ts';
 import { PROTECTED_NAMES } from './file-system-plan.ts';
+import { realpath } from './internal/fs-calls.ts';
 import { type ResolvePolicyOptions, resolveSandboxParam, type SandboxPolicy } from './policy.ts';
 import { DEFAULT_ROOT_PINS, type SandboxRootPins } from './root-pins.ts';
 

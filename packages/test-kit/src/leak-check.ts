@@ -1,7 +1,7 @@
 // The one leak check of every test folder (wired by ./setup.ts): after a test file, and in
 // packages that ask for it after each test, nothing the tests started may still run and the
 // worker's file descriptors must be back to where they were.
-import { readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { cmdline, descendants, openFds, type ProcStat, procStat, sessionMembers } from './procfs.ts';
 import { waitFor } from './wait-for.ts';
 
@@ -29,6 +29,17 @@ const WORKER_LIFETIME_FDS: readonly { readonly what: string; readonly target: Re
   // libuv opens one inotify descriptor at the first `fs.watch` (exec-server's `fs/watchMissing`)
   // and keeps it for the event loop's life, however many watchers come and go.
   { what: "libuv's inotify descriptor", target: /^anon_inode:inotify$/ },
+];
+
+/**
+ * Threads a package keeps while it has work for them, by the name they give themselves
+ * (`/proc/self/task/N/comm`), and how many fds each holds: a Node 20 worker thread's event loop
+ * is an epoll instance, an eventfd and a pipe pair. Not leaks: each ends on its own when idle.
+ */
+const WORKER_THREADS: readonly { readonly what: string; readonly comm: string; readonly fds: number }[] = [
+  // packages/sandboxing/src/nested-scan.ts: lists folders for sandbox plans, ends 30 s after its
+  // last scan.
+  { what: "sandboxing's folder-scan worker", comm: 'execd-fscan', fds: 4 },
 ];
 
 /**
@@ -173,11 +184,26 @@ function workerLifetimeFdCount(fds: ReadonlyMap<number, string>): number {
       else if (target.startsWith('socket:') && !ours.has(target)) socketPairs++;
     }
   }
-  let kept = socketPairs;
+  let kept = socketPairs + workerThreadFdCount();
   for (const target of fds.values()) {
     if (helperTargets.has(target) || WORKER_LIFETIME_FDS.some((cache) => cache.target.test(target))) kept++;
   }
   return kept;
+}
+
+/** The fds held by this process's named worker threads (see {@link WORKER_THREADS}). */
+function workerThreadFdCount(): number {
+  let count = 0;
+  for (const task of readdirSync('/proc/self/task')) {
+    let comm: string;
+    try {
+      comm = readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim();
+    } catch {
+      continue; // the thread ended while we looked
+    }
+    count += WORKER_THREADS.find((thread) => thread.comm === comm)?.fds ?? 0;
+  }
+  return count;
 }
 
 /** Snapshot of what the worker has now: the baseline of a test or a test file. */

@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { readSmallRegularFile } from './safe-fs.ts';
+import { canonicalDir, readSmallRegularFile } from './safe-fs.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'execd-safe-fs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,5 +32,22 @@ describe('readSmallRegularFile', () => {
     expect(await readSmallRegularFile(join(dir, 'link'), 4096)).toBeUndefined();
     expect(await readSmallRegularFile(join(dir, 'missing'), 4096)).toBeUndefined();
     expect(await readSmallRegularFile(dir, 4096)).toBeUndefined();
+  });
+});
+
+describe('canonicalDir', () => {
+  test('a folder, or a symlink to one, gives the real folder; a file, a link to one or nothing gives undefined', async () => {
+    const real = realpathSync(dir);
+    mkdirSync(join(dir, 'folder', 'inner'), { recursive: true });
+    symlinkSync(join(dir, 'folder', 'inner'), join(dir, 'to-folder'));
+    writeFileSync(join(dir, 'plain'), '');
+    symlinkSync(join(dir, 'plain'), join(dir, 'to-plain'));
+    symlinkSync(join(dir, 'gone'), join(dir, 'dangling'));
+    expect(await canonicalDir(join(dir, 'folder'))).toBe(join(real, 'folder'));
+    expect(await canonicalDir(join(dir, 'to-folder'))).toBe(join(real, 'folder', 'inner'));
+    expect(await canonicalDir(join(dir, 'folder', '..', 'to-folder'))).toBe(join(real, 'folder', 'inner'));
+    expect(await canonicalDir('/')).toBe('/');
+    for (const name of ['plain', 'to-plain', 'dangling', 'missing'])
+      expect(await canonicalDir(join(dir, name))).toBeUndefined();
   });
 });

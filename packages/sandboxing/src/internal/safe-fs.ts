@@ -1,5 +1,6 @@
 import { constants } from 'node:fs';
-import { lstat, open, realpath, stat } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
+import { lstat, realpath, stat } from './fs-calls.ts';
 
 /**
  * Workspace files are attacker-controlled: a `.git` can be a FIFO (a blocking `open` would stall
@@ -64,10 +65,18 @@ export async function pathEntryExists(path: string): Promise<boolean> {
   }
 }
 
-/** The canonical path of an existing directory, or undefined. */
+/**
+ * The canonical path of an existing directory (symlinks followed), or undefined. One call where
+ * {@link existingPath} takes two: `realpath` of `path/.` resolves only when `path` is a directory
+ * this process may search (`ENOTDIR`, `ENOENT`, `EACCES` otherwise). Every launch resolves its cwd
+ * and each writable root this way, all at once.
+ */
 export async function canonicalDir(path: string): Promise<string | undefined> {
-  const found = await existingPath(path);
-  return found?.kind === 'dir' ? found.path : undefined;
+  try {
+    return await realpath(`${path}/.`);
+  } catch {
+    return undefined;
+  }
 }
 
 /** True when `path` itself (not a symlink's target) is a FIFO, socket or device node. */

@@ -1,4 +1,4 @@
-import { mkdir, rmdir } from 'node:fs/promises';
+import { mkdirSync, rmdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExecError, type Logger, NOOP_LOGGER } from '@execd/protocol';
 import { describeError } from './candidate.ts';
@@ -60,15 +60,22 @@ export interface CreateCommandCgroupOptions {
 let nextId = 0;
 let self: Promise<GroupOwner> | undefined;
 
-async function createDirectories(layout: GroupLayout): Promise<void> {
+function createDirectories(layout: GroupLayout): void {
   const created: string[] = [];
   try {
+    // Synchronous, as every cgroup call (see cgroup-fs.ts).
     for (const path of layout.paths) {
-      await mkdir(path);
+      mkdirSync(path);
       created.push(path);
     }
   } catch (error) {
-    await Promise.all(created.map((path) => rmdir(path).catch(() => {})));
+    for (const path of created) {
+      try {
+        rmdirSync(path);
+      } catch {
+        // Swept at the next start.
+      }
+    }
     if (errnoCode(error) === 'EEXIST') {
       throw new ExecError('invalidParams', `a command cgroup named ${layout.paths[0]} already exists`, {
         cause: error,
@@ -86,7 +93,7 @@ async function removeDirectories(layout: GroupLayout, deadline: number): Promise
     const failed: string[] = [];
     for (const path of left) {
       try {
-        await rmdir(path);
+        rmdirSync(path);
       } catch (error) {
         if (errnoCode(error) !== 'ENOENT') failed.push(path);
       }
@@ -118,7 +125,7 @@ export async function createCommandCgroup(
   self ??= groupOwner();
   const name = commandGroupName(await self, options.id ?? String(++nextId));
   const layout = groupLayout(control, name);
-  await createDirectories(layout);
+  createDirectories(layout);
   let applied: CommandLimits;
   try {
     applied = await applyLimits(layout, limits);

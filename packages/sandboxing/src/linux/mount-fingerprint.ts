@@ -1,4 +1,5 @@
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
+import { stat } from '../internal/fs-calls.ts';
 
 /** bubblewrap flags whose next two operands are a host source and a destination. */
 const TWO_PATHS = new Set(['--bind', '--ro-bind', '--bind-try', '--ro-bind-try', '--dev-bind']);
