@@ -1,9 +1,10 @@
 import type { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
-import type { Writable } from 'node:stream';
+import { Writable } from 'node:stream';
 import { createJsonCodec, createMsgpackCodec, notificationMessage } from '@execd/protocol';
 import { describe, expect, test } from 'vitest';
-import { FRAME_SLAB_BYTES, FrameSlab, MIN_FRAME_SLAB_BYTES } from './frame-slab.ts';
+import { FRAME_SLAB_BYTES, FrameSlab, LARGE_FRAME_SLAB_BYTES, MIN_FRAME_SLAB_BYTES } from './frame-slab.ts';
+import { SlabPool } from './slab-pool.ts';
 
 // ws's own frame parser (what a ws client runs on what it reads); its types do not declare it.
 const { Receiver } = createRequire(import.meta.url)('ws') as {
@@ -11,6 +12,10 @@ const { Receiver } = createRequire(import.meta.url)('ws') as {
 };
 
 const json = createJsonCodec();
+
+/** A pool of this test's own (the process's is shared by every slab of the file). */
+const ownPool = (maxBytesPerSize = 4 * 1024 * 1024, idleMs = 60_000) =>
+  new SlabPool([FRAME_SLAB_BYTES, LARGE_FRAME_SLAB_BYTES], maxBytesPerSize, idleMs);
 
 const msgpack = createMsgpackCodec();
 
@@ -44,7 +49,7 @@ const output = (seq: number, size: number) =>
 
 describe('FrameSlab', () => {
   test('frames of every header width read back exactly as the codec encodes them', async () => {
-    const slab = new FrameSlab();
+    const slab = new FrameSlab(ownPool());
     const spilled: Buffer[] = [];
     // Payload lengths around the 7-bit / 16-bit / 64-bit header boundaries, and a frame larger
     // than a slab (it gets a slab of its own).
@@ -70,7 +75,7 @@ describe('FrameSlab', () => {
   });
 
   test('binary (msgpack) frames and text frames interleave, each read back as what it is', async () => {
-    const slab = new FrameSlab();
+    const slab = new FrameSlab(ownPool());
     const spilled: Buffer[] = [];
     const expected: { binary: boolean; data: string }[] = [];
     const sizes = [0, 90, 100, 48_000, 65_400, 65_536, FRAME_SLAB_BYTES];
@@ -90,7 +95,7 @@ describe('FrameSlab', () => {
   });
 
   test('what was taken stays as it was while later frames are appended', async () => {
-    const slab = new FrameSlab();
+    const slab = new FrameSlab(ownPool());
     // Each segment handed out (spilled or taken), with a copy made when it was handed out.
     const taken: { view: Buffer; copy: Buffer }[] = [];
     const keep = (view: Buffer): void => void taken.push({ view, copy: Buffer.from(view) });
@@ -111,7 +116,7 @@ describe('FrameSlab', () => {
   });
 
   test('memory follows the output: small slabs for little, the largest while streaming, none kept full', () => {
-    const slab = new FrameSlab();
+    const slab = new FrameSlab(ownPool());
     const spill = (): void => {};
     // A little output per turn: a small slab, kept across turns (mostly unused).
     for (let seq = 1; seq <= 3; seq++) {
@@ -130,8 +135,8 @@ describe('FrameSlab', () => {
     }
     expect(Math.max(...sizes)).toBe(FRAME_SLAB_BYTES);
     // A slab more than half used is let go once its frames are taken.
-    const big = new FrameSlab();
-    big.append(json.encodeInto(output(1, 100_000))!, false, spill);
+    const big = new FrameSlab(ownPool());
+    big.append(json.encodeInto(output(1, 200_000))!, false, spill);
     expect(big.capacity).toBeGreaterThan(0);
     big.take();
     big.settle(false);
@@ -139,7 +144,7 @@ describe('FrameSlab', () => {
   });
 
   test('a slab the socket has written is filled again from its front while the output fits it', () => {
-    const slab = new FrameSlab();
+    const slab = new FrameSlab(ownPool());
     const spill = (): void => {};
     const turn = (frames: number, size: number): Buffer => {
       for (let i = 0; i < frames; i++) slab.append(json.encodeInto(output(i, size))!, false, spill);
@@ -181,11 +186,79 @@ describe('FrameSlab', () => {
   });
 
   test('drop forgets what is pending', () => {
-    const slab = new FrameSlab();
+    const slab = new FrameSlab(ownPool());
     slab.append(json.encodeInto(output(1, 10))!, false, () => {});
     expect(slab.pending).toBeGreaterThan(0);
     slab.drop();
     expect(slab.pending).toBe(0);
     expect(slab.take()).toBeUndefined();
+  });
+
+  test('a replaced slab goes back to the pool once the socket wrote every segment of it, not before', () => {
+    const pool = ownPool();
+    const slab = new FrameSlab(pool);
+    const spill = (): void => {};
+    // Frames of ~133 KB: each needs a large slab, which holds two of them.
+    const frame = (seq: number) => json.encodeInto(output(seq, 100_000))!;
+    slab.append(frame(1), false, spill);
+    const first = slab.take()!;
+    slab.append(frame(2), false, spill);
+    const second = slab.take()!;
+    expect(second.buffer).toBe(first.buffer);
+    expect(first.buffer.byteLength).toBe(LARGE_FRAME_SLAB_BYTES);
+    // The third does not fit: the slab is replaced; nothing of it goes back while the socket holds it.
+    slab.append(frame(3), false, spill);
+    expect(slab.take()!.buffer).not.toBe(first.buffer);
+    expect(pool.bytes).toBe(0);
+    slab.written(first);
+    expect(pool.bytes).toBe(0);
+    slab.written(second);
+    expect(pool.bytes).toBe(LARGE_FRAME_SLAB_BYTES);
+    // The next large slab any connection takes is that memory.
+    const other = new FrameSlab(pool);
+    other.append(frame(1), false, spill);
+    expect(other.take()!.buffer).toBe(first.buffer);
+    expect(pool.bytes).toBe(0);
+  });
+
+  test('a frame larger than a slab gets a large one from the pool; a dropped slab never goes back', () => {
+    const pool = ownPool();
+    const slab = new FrameSlab(pool);
+    const segments: Buffer[] = [];
+    slab.append(json.encodeInto(output(1, 200_000))!, false, (segment) => void segments.push(segment));
+    expect(slab.capacity).toBe(LARGE_FRAME_SLAB_BYTES);
+    segments.push(slab.take()!);
+    slab.append(json.encodeInto(output(2, 200_000))!, false, (segment) => void segments.push(segment));
+    for (const segment of segments) slab.written(segment);
+    expect(pool.bytes).toBe(LARGE_FRAME_SLAB_BYTES);
+    // The socket is gone with a segment in it: its slab is not reused, even if reported later.
+    const held = slab.take()!;
+    slab.drop();
+    slab.written(held);
+    expect(pool.bytes).toBe(LARGE_FRAME_SLAB_BYTES);
+  });
+
+  test('writeSegment reports the segment written once the socket is done with it', async () => {
+    const pool = ownPool();
+    const slab = new FrameSlab(pool);
+    const written: Buffer[] = [];
+    const sink = new Writable({
+      highWaterMark: 1,
+      write(chunk: Buffer, _encoding, done) {
+        written.push(Buffer.from(chunk));
+        setImmediate(done);
+      },
+    });
+    let after = 0;
+    for (let i = 0; i < 30; i++) slab.append(json.encodeInto(output(i, 4_000))!, false, () => {});
+    const segment = slab.take()!;
+    slab.writeSegment(sink, segment, () => after++);
+    for (let i = 0; i < 30; i++)
+      slab.append(json.encodeInto(output(i, 4_000))!, false, (s) => slab.writeSegment(sink, s));
+    expect(pool.bytes).toBe(0);
+    await new Promise((resolve) => sink.end(resolve));
+    expect(after).toBe(1);
+    expect(written[0]!.equals(segment)).toBe(true);
+    expect(pool.bytes).toBe(FRAME_SLAB_BYTES);
   });
 });

@@ -1,4 +1,6 @@
+import type { Writable } from 'node:stream';
 import type { OutputFrameWriter } from '@execd/protocol';
+import { MAX_POOLED_BYTES_PER_SIZE, POOL_IDLE_MS, SlabPool } from './slab-pool.ts';
 
 /**
  * Most memory taken at a time for a connection's frames (a larger frame gets a slab of its own
@@ -8,6 +10,27 @@ import type { OutputFrameWriter } from '@execd/protocol';
 export const FRAME_SLAB_BYTES: number = 120 * 1024;
 /** Least memory taken at a time: a connection with little output keeps little. */
 export const MIN_FRAME_SLAB_BYTES: number = 16 * 1024;
+/**
+ * The slab of a frame larger than {@link FRAME_SLAB_BYTES}: a JSON `process/outputBatch` of
+ * `MAX_OUTPUT_BATCH_BYTES` (256 KiB, ~342 KiB in base64) fits one.
+ */
+export const LARGE_FRAME_SLAB_BYTES: number = 384 * 1024;
+
+/** The slabs of every connection of this process come from here and go back once written. */
+const SHARED_POOL = new SlabPool(
+  [FRAME_SLAB_BYTES, LARGE_FRAME_SLAB_BYTES],
+  MAX_POOLED_BYTES_PER_SIZE,
+  POOL_IDLE_MS,
+);
+
+/** A slab and the segments of it the socket has not finished writing. */
+interface SlabInUse {
+  readonly bytes: Buffer;
+  /** Segments taken and not yet reported {@link FrameSlab.written}. */
+  writes: number;
+  /** No longer the connection's current slab: back to the pool once `writes` is 0. */
+  retired: boolean;
+}
 
 /** First header byte of a final text frame, and of a final binary one. */
 const FIN_TEXT = 0x81;
@@ -23,10 +46,15 @@ const FIN_BINARY = 0x82;
  * sized for twice what a turn lays out (16 to 120 KiB). Once the socket has written every
  * segment of a slab (see `settle`), the slab is filled again from the front while the
  * connection streams; otherwise a slab more than half used is let go, so an idle connection
- * holds at most half a slab of room it may never use.
+ * holds at most half a slab of room it may never use. A streaming connection's slabs (120 KiB,
+ * or 384 KiB for a larger frame) come from a pool shared by the process (`slab-pool.ts`) and go
+ * back to it once the socket has reported every segment of them {@link FrameSlab.written}.
  */
 export class FrameSlab {
+  readonly #pool: SlabPool;
   #slab: Buffer | undefined;
+  /** Slabs with segments in the socket, by their memory (a segment's `buffer`). */
+  readonly #inUse = new Map<ArrayBufferLike, SlabInUse>();
   /** Where the bytes not yet taken start. */
   #start = 0;
   /** Where the next frame goes. */
@@ -35,6 +63,11 @@ export class FrameSlab {
   #lastTaken = 0;
   /** Bytes taken since the last `settle`: the whole turn, spills included. */
   #takenInTurn = 0;
+
+  /** `pool`: where slabs come from and go back to (default: the process's). */
+  constructor(pool: SlabPool = SHARED_POOL) {
+    this.#pool = pool;
+  }
 
   /** Bytes of memory held (the current slab's size), 0 when none. */
   get capacity(): number {
@@ -60,7 +93,12 @@ export class FrameSlab {
       const pending = this.take();
       if (pending !== undefined) spill(pending);
       const room = Math.min(FRAME_SLAB_BYTES, Math.max(MIN_FRAME_SLAB_BYTES, 2 * turn));
-      this.#slab = Buffer.allocUnsafeSlow(Math.max(room, length));
+      this.#retire();
+      // A streaming connection's slab (or a large frame's) comes from the pool, sized up to its
+      // class; a quiet one's smaller slab is its own.
+      const wanted = Math.max(room, length);
+      const pooled = wanted >= FRAME_SLAB_BYTES ? this.#pool.sizeFor(wanted) : undefined;
+      this.#slab = pooled === undefined ? Buffer.allocUnsafeSlow(wanted) : this.#pool.take(pooled);
       this.#start = 0;
       this.#end = 0;
     }
@@ -83,10 +121,19 @@ export class FrameSlab {
     return length;
   }
 
-  /** What was appended since the last take (a view of the slab), or undefined when nothing was. */
+  /**
+   * What was appended since the last take (a view of the slab), or undefined when nothing was.
+   * Report it {@link written} once the socket is done with it (its write callback).
+   */
   take(): Buffer | undefined {
     if (this.#slab === undefined || this.#end === this.#start) return undefined;
     const segment = this.#slab.subarray(this.#start, this.#end);
+    let use = this.#inUse.get(this.#slab.buffer);
+    if (use === undefined) {
+      use = { bytes: this.#slab, writes: 0, retired: false };
+      this.#inUse.set(this.#slab.buffer, use);
+    }
+    use.writes += 1;
     this.#lastTaken = segment.byteLength;
     this.#takenInTurn += segment.byteLength;
     this.#start = this.#end;
@@ -108,13 +155,54 @@ export class FrameSlab {
     if (written && slab.byteLength <= Math.max(MIN_FRAME_SLAB_BYTES, 4 * turn)) {
       this.#start = 0;
       this.#end = 0;
-    } else if (2 * this.#end > slab.byteLength) this.drop();
+    } else if (2 * this.#end > slab.byteLength) {
+      this.#retire();
+      this.#start = 0;
+      this.#end = 0;
+    }
   }
 
-  /** Forgets what is pending and the slab (the socket is gone). */
+  /**
+   * Writes a segment {@link take}n from this slab to `socket`; once the socket is done with it,
+   * its slab may serve any connection again ({@link written}), then `after` runs.
+   */
+  writeSegment(socket: Writable, segment: Buffer, after?: () => void): void {
+    socket.write(segment, () => {
+      this.written(segment);
+      after?.();
+    });
+  }
+
+  /**
+   * The socket is done with `segment` (written to the kernel, or failed): a retired slab with no
+   * segment left in the socket goes back to the pool.
+   */
+  written(segment: Buffer): void {
+    const use = this.#inUse.get(segment.buffer);
+    if (use === undefined) return;
+    use.writes -= 1;
+    if (use.writes > 0 || !use.retired) return;
+    this.#inUse.delete(segment.buffer);
+    this.#pool.give(use.bytes);
+  }
+
+  /** Forgets what is pending and every slab (the socket is gone: what it held is not reused). */
   drop(): void {
     this.#slab = undefined;
     this.#start = 0;
     this.#end = 0;
+    this.#inUse.clear();
+  }
+
+  /** The current slab is replaced: back to the pool now if the socket holds none of it, else once it does not. */
+  #retire(): void {
+    const slab = this.#slab;
+    if (slab === undefined) return;
+    this.#slab = undefined;
+    const use = this.#inUse.get(slab.buffer);
+    if (use === undefined || use.writes === 0) {
+      this.#inUse.delete(slab.buffer);
+      this.#pool.give(slab);
+    } else use.retired = true;
   }
 }

@@ -322,7 +322,7 @@ export class WebSocketTransport implements ConnectionTransport {
   readonly #writeRaw = (segment: Buffer): void => {
     const raw = this.#raw!;
     if (raw.destroyed) return;
-    raw.write(segment, this.#gate.congested ? this.#onFlushed : undefined);
+    this.#slab.writeSegment(raw, segment, this.#gate.congested ? this.#onFlushed : undefined);
   };
 
   /** Queues one frame; while congested, its flush is reported so the gate sees the backlog drain. */

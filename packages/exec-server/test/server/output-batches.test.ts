@@ -198,6 +198,19 @@ describe('process/outputBatch (execd extension, on request)', () => {
     },
   );
 
+  test('slow clients side by side, whose slabs go from one connection to another, each get every byte', async () => {
+    // A slab written by one connection's socket serves the next connection that needs one
+    // (frame-slab.ts): three slow readers at once, batches and single chunks, JSON and msgpack.
+    const runs = await Promise.all([
+      run('json', true, false, 24, 4 * BYTES),
+      run('json', false, false, 24, 4 * BYTES),
+      run('msgpack', false, false, 24, 4 * BYTES),
+    ]);
+    expect(check(runs[0]!.events, 4 * BYTES)).toBeGreaterThan(0);
+    expect(check(runs[1]!.events, 4 * BYTES)).toBe(0);
+    expect(check(runs[2]!.events, 4 * BYTES)).toBe(0);
+  });
+
   test("a JSON client that does not ask (the original's clients) gets one chunk per process/output", async () => {
     const { events } = await run('json', false);
     expect(check(events)).toBe(0);
