@@ -73,11 +73,13 @@ export function nestedScanWorker(files: typeof fs, paths: typeof path, port: Mes
     readonly ctimeNs: bigint;
     readonly folders: readonly string[];
     readonly watched: readonly string[];
+    /** More sub-folders than the scan's whole budget: the rest were not kept (never cached). */
+    readonly cut: boolean;
   }
   const cache = new Map<string, Listing>();
   let listed = 0;
 
-  function listFolder(dir: string, watched: readonly string[]): Listing | undefined {
+  function listFolder(dir: string, watched: readonly string[], maxFolders: number): Listing | undefined {
     const startedNs = BigInt(Date.now()) * 1_000_000n;
     let info: fs.BigIntStats | undefined;
     try {
@@ -97,20 +99,31 @@ export function nestedScanWorker(files: typeof fs, paths: typeof path, port: Mes
       cached.ctimeNs === info.ctimeNs
     )
       return cached;
-    let entries: fs.Dirent[];
     listed += 1;
+    const folders: string[] = [];
+    const present: string[] = [];
+    let cut = false;
+    // Entry by entry, keeping only what matters: a folder of a million files (a command can make
+    // one in /tmp) costs time here, never memory.
+    let handle: fs.Dir | undefined;
     try {
-      entries = files.readdirSync(dir, { withFileTypes: true });
+      handle = files.opendirSync(dir, { bufferSize: 256 });
+      for (let entry = handle.readSync(); entry !== null; entry = handle.readSync()) {
+        if (watched.includes(entry.name)) present.push(entry.name);
+        else if (!entry.isDirectory()) continue;
+        else if (folders.length < maxFolders) folders.push(entry.name);
+        else cut = true;
+      }
     } catch {
       // Removed or made unreadable meanwhile: nothing to see there.
       cache.delete(dir);
       return undefined;
-    }
-    const folders: string[] = [];
-    const present: string[] = [];
-    for (const entry of entries) {
-      if (watched.includes(entry.name)) present.push(entry.name);
-      else if (entry.isDirectory()) folders.push(entry.name);
+    } finally {
+      try {
+        handle?.closeSync();
+      } catch {
+        // already closed
+      }
     }
     const listing: Listing = {
       dev: info.dev,
@@ -118,8 +131,9 @@ export function nestedScanWorker(files: typeof fs, paths: typeof path, port: Mes
       ctimeNs: info.ctimeNs,
       folders,
       watched: present,
+      cut,
     };
-    if (info.ctimeNs < startedNs - SETTLED_NS) {
+    if (!cut && info.ctimeNs < startedNs - SETTLED_NS) {
       if (cache.size >= MAX_CACHED) cache.clear();
       cache.set(dir, listing);
     } else cache.delete(dir);
@@ -129,6 +143,7 @@ export function nestedScanWorker(files: typeof fs, paths: typeof path, port: Mes
   /** One root, breadth-first, spending `budget.dirs`. */
   function scanRoot(root: string, request: NestedScanRequest, budget: { dirs: number }): NestedRootScan {
     const found: string[] = [];
+    let cut = false;
     let level = [root];
     for (let depth = 0; level.length > 0 && depth <= request.maxDepth; depth++) {
       const next: string[] = [];
@@ -136,16 +151,21 @@ export function nestedScanWorker(files: typeof fs, paths: typeof path, port: Mes
         // An unvisited folder is left (this one): the scan stopped early.
         if (budget.dirs <= 0) return { found, truncated: true };
         budget.dirs -= 1;
-        const listing = listFolder(dir, request.watched);
+        const listing = listFolder(dir, request.watched, request.dirs);
         if (listing === undefined) continue;
+        cut ||= listing.cut;
         // The root's own names are the caller's (placeholder rules); below it, each is reported.
         if (depth > 0) for (const name of listing.watched) found.push(paths.join(dir, name));
-        for (const name of listing.folders)
-          if (!request.skipped.includes(name)) next.push(paths.join(dir, name));
+        for (const name of listing.folders) {
+          if (request.skipped.includes(name)) continue;
+          // No more than the budget left could ever be visited: the level below holds no more.
+          if (next.length < budget.dirs) next.push(paths.join(dir, name));
+          else cut = true;
+        }
       }
       level = next;
     }
-    return { found, truncated: level.length > 0 };
+    return { found, truncated: cut || level.length > 0 };
   }
 
   port.on('message', (message: NestedScanRequest | NestedScanClear) => {

@@ -157,3 +157,17 @@ test('the budget and the depth bound a scan, shared by its roots in order', asyn
   const shallow = await names([join(base, 'deep')]);
   expect(shallow.roots[0]).toEqual({ found: [], truncated: true });
 });
+
+test('a folder with more entries than the budget is walked entry by entry, and says it was cut', async () => {
+  const root = join(base, 'crowded');
+  mkdirSync(join(root, 'sub', '.git'), { recursive: true });
+  for (let i = 0; i < 2_000; i++) writeFileSync(join(root, `file-${i}`), '');
+  for (let i = 0; i < 30; i++) mkdirSync(join(root, `dir-${i}`));
+  // Files cost nothing but time; 31 sub-folders are more than a budget of 20 can ever visit.
+  const cut = await names([root], 20);
+  expect(cut.roots[0]!.truncated).toBe(true);
+  const whole = await names([root], 1_000);
+  expect(whole.roots[0]).toEqual({ found: [join(root, 'sub', '.git')], truncated: false });
+  // Every folder read (made just now: none is kept yet), the root whole this time.
+  expect(whole.listed).toBe(32);
+});
