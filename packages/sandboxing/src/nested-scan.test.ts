@@ -14,9 +14,10 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { findNestedRepositories, GIT_SCAN_MAX_DEPTH, GIT_SCAN_SKIPPED_DIRS } from './git-metadata.ts';
-import { clearFolderListings, endFolderScan, scanNestedNames } from './nested-scan.ts';
+import { clearFolderListings, endFolderScan, scanNestedNames, WORKER_SOURCE } from './nested-scan.ts';
 
 // A listing is reused only for a folder whose change time is over 2 s old when it was listed:
 // the tree is made, then left to settle once for the whole file.
@@ -171,3 +172,28 @@ test('a folder with more entries than the budget is walked entry by entry, and s
   // Every folder read (made just now: none is kept yet), the root whole this time.
   expect(whole.listed).toBe(32);
 });
+
+test.each([[[]], [['--input-type=module']]])(
+  "the worker's program runs as a script and as a module (execArgv %j)",
+  async (execArgv) => {
+    // A process started with --input-type=module passes it on to its workers: no `require` there.
+    const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv });
+    try {
+      const reply = new Promise((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      });
+      worker.postMessage({
+        id: 7,
+        roots: [join(base, 'tree', 'quiet')],
+        dirs: 100,
+        maxDepth: GIT_SCAN_MAX_DEPTH,
+        skipped: [],
+        watched: ['.git'],
+      });
+      expect(await reply).toMatchObject({ id: 7, roots: [{ found: [], truncated: false }] });
+    } finally {
+      await worker.terminate();
+    }
+  },
+);

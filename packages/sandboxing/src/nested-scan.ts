@@ -18,8 +18,13 @@ export interface NestedScan {
   readonly listed: number;
 }
 
-/** The worker's program: {@link nestedScanWorker} called with the modules it needs. */
-const WORKER_SOURCE = `(${nestedScanWorker.toString()})(require('node:fs'), require('node:path'), require('node:worker_threads').parentPort);`;
+/**
+ * The worker's program: {@link nestedScanWorker} called with the modules it needs, loaded with
+ * `process.getBuiltinModule` (Node 20.16+): the code runs as a script or, when this process was
+ * started with `--input-type=module` (the worker inherits it), as a module, where `require` is not
+ * defined.
+ */
+export const WORKER_SOURCE: string = `(${nestedScanWorker.toString()})(process.getBuiltinModule('node:fs'), process.getBuiltinModule('node:path'), process.getBuiltinModule('node:worker_threads').parentPort);`;
 
 /**
  * A worker with nothing to do ends after this long (its listings go with it: the next scan lists
