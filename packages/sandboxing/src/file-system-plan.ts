@@ -188,7 +188,6 @@ export async function planFileSystem(
     if (canonical !== undefined) byPath.set(canonical, (byPath.get(canonical) ?? false) || root.workspace);
   }
   const roots = [...byPath.keys()].sort((a, b) => depth(a) - depth(b) || a.localeCompare(b));
-  const budget = { dirs: options.gitScanMaxDirs ?? GIT_SCAN_MAX_DIRS };
   const seen = new Set<string>();
   let gitScanTruncated = false;
   const writableRoots = roots.map((root) => ({ root, readOnly: [] as ProtectedPath[] }));
@@ -208,7 +207,7 @@ export async function planFileSystem(
   const ownLooks = Promise.all(
     writableRoots.map((plan) => ownProtectedNames(plan.root, byPath.get(plan.root) ?? false)),
   );
-  const nestedScans = findNestedRepositories(roots, budget);
+  const nestedScans = findNestedRepositories(roots, options.gitScanMaxDirs ?? GIT_SCAN_MAX_DIRS);
   const deniedLook = planDeniedPaths(policy, roots);
   const readableLook = planReadableRoots(policy);
   const [own, scans, masked, denied, readableRoots] = await Promise.all([

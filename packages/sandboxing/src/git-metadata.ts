@@ -44,11 +44,6 @@ export interface GitScanResult {
   readonly truncated: boolean;
 }
 
-/** A shared budget of directory visits for one launch. */
-export interface GitScanBudget {
-  dirs: number;
-}
-
 /**
  * Config keys whose value git follows to a file or folder it then reads or runs: `include.path`
  * and `includeIf.*.path` (more config), `core.hooksPath` (hooks), `core.fsmonitor` (a program run
@@ -150,7 +145,7 @@ async function nestedMetadata(path: string): Promise<GitMetadataPath[]> {
 }
 
 /**
- * Finds, below each of `roots` (in order, sharing `budget`), the git metadata of every nested
+ * Finds, below each of `roots` (in order, sharing `maxDirs` folder visits), the git metadata of every nested
  * repository and every nested `.codex` and `.agents` (not a root's own, which the caller handles
  * with its placeholder rules): vendored clones, submodules (whose `.git` pointer files could be
  * rewritten to a gitdir the command controls), repositories of other workspaces under a shared
@@ -161,11 +156,11 @@ async function nestedMetadata(path: string): Promise<GitMetadataPath[]> {
  */
 export async function findNestedRepositories(
   roots: readonly string[],
-  budget: GitScanBudget,
+  maxDirs: number,
 ): Promise<GitScanResult[]> {
   const scan = await scanNestedNames({
     roots,
-    dirs: budget.dirs,
+    dirs: maxDirs,
     maxDepth: GIT_SCAN_MAX_DEPTH,
     skipped: GIT_SCAN_SKIPPED_DIRS,
     watched: WATCHED_NAMES,

@@ -33,7 +33,7 @@ beforeAll(async () => {
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
 const scan = async (): Promise<string[]> =>
-  (await findNestedRepositories([join(base, 'tree')], { dirs: 1_000 }))[0]!.paths.map((item) => item.path);
+  (await findNestedRepositories([join(base, 'tree')], 1_000))[0]!.paths.map((item) => item.path);
 
 /** The worker's own answer for `roots` (what it found, and how many folders it had to read). */
 const names = (roots: string[], dirs = 1_000) =>

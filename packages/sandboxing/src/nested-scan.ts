@@ -8,8 +8,6 @@ import {
   nestedScanWorker,
 } from './nested-scan-worker.ts';
 
-export type { NestedRootScan } from './nested-scan-worker.ts';
-
 /** What one scan found. */
 export interface NestedScan {
   /** Per root, in the order asked. */

@@ -97,8 +97,7 @@ export class FrameSlab {
       // A streaming connection's slab (or a large frame's) comes from the pool, sized up to its
       // class; a quiet one's smaller slab is its own.
       const wanted = Math.max(room, length);
-      const pooled = wanted >= FRAME_SLAB_BYTES ? this.#pool.sizeFor(wanted) : undefined;
-      this.#slab = pooled === undefined ? Buffer.allocUnsafeSlow(wanted) : this.#pool.take(pooled);
+      this.#slab = wanted >= FRAME_SLAB_BYTES ? this.#pool.take(wanted) : Buffer.allocUnsafeSlow(wanted);
       this.#start = 0;
       this.#end = 0;
     }

@@ -33,7 +33,8 @@ export class SlabPool {
 
   /**
    * A slab of at least `size` bytes, its contents anything: a kept one of that size, else a kept
-   * larger one, else a new one of `size`.
+   * larger one, else a new one of the smallest kept size that holds `size` (so that it can be
+   * kept in turn), or of `size` when none does.
    */
   take(size: number): Buffer {
     this.#takenSinceCheck = true;
@@ -44,7 +45,7 @@ export class SlabPool {
       this.#bytes -= kept;
       return slab;
     }
-    return Buffer.allocUnsafeSlow(size);
+    return Buffer.allocUnsafeSlow(this.sizeFor(size) ?? size);
   }
 
   /** Keeps `slab` for a later `take`, if it is of a kept size and there is room; else lets it go. */
