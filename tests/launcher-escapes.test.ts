@@ -284,6 +284,32 @@ describe('git metadata a host git would use stays read-only', () => {
   });
 });
 
+describe('repositories a command plants are found by the next launch', () => {
+  test('a .git made in a folder the scan had listed, beside thousands of files, is read-only next time', async () => {
+    const { client } = await serverAndClient();
+    const tree = join(base, 'planted-ws');
+    mkdirSync(join(tree, 'deep', 'a', 'b'), { recursive: true });
+    // A first launch lists the tree; after 2 s its folders' listings are kept (unchanged since).
+    expect((await run(client, 'echo listed', { cwd: tree })).out).toBe('listed\n');
+    await new Promise((resolve) => setTimeout(resolve, 2_200));
+    const plant = [
+      'mkdir crowd && (cd crowd && seq 3000 | xargs touch)',
+      'mkdir -p deep/a/b/repo/.git',
+      "printf '[core]\\n' > deep/a/b/repo/.git/config",
+      'echo planted',
+    ].join(' && ');
+    expect((await run(client, plant, { cwd: tree })).out).toBe('planted\n');
+    const attack = await run(
+      client,
+      "printf '[core]\\n\\tfsmonitor = touch /pwned\\n' >> deep/a/b/repo/.git/config; echo done",
+      { cwd: tree },
+    );
+    expect(attack.out).toBe('done\n');
+    expect(attack.err).toMatch(/Read-only file system/);
+    expect(readFileSync(join(tree, 'deep', 'a', 'b', 'repo', '.git', 'config'), 'utf8')).toBe('[core]\n');
+  });
+});
+
 describe('resource limits', () => {
   test('environment/info says which cgroups enforce them', async () => {
     const { client } = await serverAndClient();
