@@ -1,5 +1,5 @@
 // @execd/pty-utils: spawn a child in a PTY or on pipes behind one SpawnedProcess shape; the child
-// environment policy; executable lookup.
+// environment policy; executable lookup; helper processes and threads kept off the event loop.
 
 export {
   type BaseEnv,
@@ -69,6 +69,7 @@ export {
   signalSession,
   signalSessionOthers,
 } from './process-group.ts';
+export { ProgramWorker, type ProgramWorkerOptions } from './program-worker.ts';
 export { spawnPipe } from './spawn-pipe.ts';
 export { spawnPty } from './spawn-pty.ts';
 export { isStdinClosedError, STDIN_CLOSED_CODE, stdinClosedError } from './stdin-closed.ts';

@@ -1,5 +1,5 @@
-import { Worker } from 'node:worker_threads';
 import { ExecError } from '@execd/protocol';
+import { ProgramWorker } from '@execd/pty-utils';
 import {
   type NestedRootScan,
   type NestedScanClear,
@@ -34,84 +34,13 @@ const IDLE_MS = 30_000;
 /** Small heaps: the worker holds listings of at most 65,536 folders. */
 const RESOURCE_LIMITS = { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 4 };
 
-interface Pending {
-  resolve(reply: NestedScanReply): void;
-  reject(error: Error): void;
-}
-
-/** The scan's worker thread: started at the first scan, ended when idle or when it fails. */
-class ScanWorker {
-  readonly #worker: Worker;
-  readonly #pending = new Map<number, Pending>();
-  #nextId = 1;
-  #idle: NodeJS.Timeout | undefined;
-  #ended = false;
-  readonly #onEnd: () => void;
-
-  constructor(onEnd: () => void) {
-    this.#onEnd = onEnd;
-    this.#worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      resourceLimits: RESOURCE_LIMITS,
-      stdout: true,
-      stderr: true,
-    });
-    // Never what keeps this process alive.
-    this.#worker.unref();
-    this.#worker.on('message', (reply: NestedScanReply) => {
-      const pending = this.#pending.get(reply.id);
-      this.#pending.delete(reply.id);
-      pending?.resolve(reply);
-      this.#armIdle();
-    });
-    this.#worker.on('error', (error) => this.#end(error));
-    this.#worker.on('exit', (code) => this.#end(new Error(`the folder-scan worker exited (code ${code})`)));
-  }
-
-  ask(message: Omit<NestedScanRequest, 'id'> | Omit<NestedScanClear, 'id'>): Promise<NestedScanReply> {
-    if (this.#ended) return Promise.reject(new Error('the folder-scan worker has ended'));
-    clearTimeout(this.#idle);
-    const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
-      this.#worker.postMessage({ ...message, id });
-    });
-  }
-
-  /** Ends the worker now (pending scans reject). */
-  end(): Promise<void> {
-    this.#end(new Error('the folder-scan worker was ended'));
-    return this.#worker.terminate().then(() => undefined);
-  }
-
-  #armIdle(): void {
-    if (this.#pending.size > 0) return;
-    clearTimeout(this.#idle);
-    this.#idle = setTimeout(() => void this.end(), IDLE_MS);
-    this.#idle.unref();
-  }
-
-  #end(error: Error): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    clearTimeout(this.#idle);
-    this.#onEnd();
-    for (const pending of this.#pending.values()) pending.reject(error);
-    this.#pending.clear();
-  }
-}
-
-let current: ScanWorker | undefined;
-
-function worker(): ScanWorker {
-  if (current === undefined) {
-    const started: ScanWorker = new ScanWorker(() => {
-      if (current === started) current = undefined;
-    });
-    current = started;
-  }
-  return current;
-}
+const scanWorker = new ProgramWorker<NestedScanRequest | NestedScanClear, NestedScanReply>({
+  source: WORKER_SOURCE,
+  what: 'the folder-scan worker',
+  idleMs: IDLE_MS,
+  resourceLimits: RESOURCE_LIMITS,
+});
+let nextId = 1;
 
 /**
  * Lists the folders below `roots` (in order, sharing `request.dirs` visits) in the scan's worker
@@ -121,7 +50,7 @@ function worker(): ScanWorker {
 export async function scanNestedNames(request: Omit<NestedScanRequest, 'id'>): Promise<NestedScan> {
   let reply: NestedScanReply;
   try {
-    reply = await worker().ask(request);
+    reply = await scanWorker.ask({ ...request, id: nextId++ });
   } catch (error) {
     throw new ExecError('spawnFailed', `the sandbox's folder scan could not run: ${String(error)}`, {
       cause: error,
@@ -134,10 +63,10 @@ export async function scanNestedNames(request: Omit<NestedScanRequest, 'id'>): P
 
 /** Ends the scan's worker now, if one runs (its listings go with it); the next scan starts one. */
 export async function endFolderScan(): Promise<void> {
-  await current?.end();
+  await scanWorker.end();
 }
 
 /** Forgets every folder listing the worker holds (tests). */
 export async function clearFolderListings(): Promise<void> {
-  await current?.ask({ clear: true });
+  if (scanWorker.running) await scanWorker.ask({ clear: true, id: nextId++ });
 }
