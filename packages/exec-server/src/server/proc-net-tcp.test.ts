@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { addressKey, findPeerSocketInode, parseProcNetTcpRow } from './proc-net-tcp.ts';
+import { addressKey, findPeerSocketInode } from './proc-net-tcp.ts';
 
 const LOOPBACK_V4 = '00000000000000000000ffff7f000001';
 
@@ -19,46 +19,6 @@ describe('addressKey', () => {
 
   test.each(['', 'localhost', '1.2.3', '1:2:3:4:5:6:7:8:9'])('%j is not an address', (address) => {
     expect(addressKey(address)).toBeUndefined();
-  });
-});
-
-describe('parseProcNetTcpRow', () => {
-  test('an IPv4 row (little-endian words)', () => {
-    const line =
-      '   3: 0100007F:1F90 0100007F:C350 01 00000000:00000000 00:00000000 00000000     0        0 12345 1 0000000000000000 20 4 30 10 -1';
-    expect(parseProcNetTcpRow(line, true)).toEqual({
-      local: LOOPBACK_V4,
-      localPort: 8080,
-      remote: LOOPBACK_V4,
-      remotePort: 50000,
-      inode: 12345,
-    });
-  });
-
-  test('an IPv6 row: ::1 and an IPv4-mapped address', () => {
-    const line =
-      '   0: 00000000000000000000000001000000:1F90 0000000000000000FFFF00000100007F:0050 01 00000000:00000000 00:00000000 00000000  1000        0 777 1 0000000000000000 20 4 1 10 -1';
-    expect(parseProcNetTcpRow(line, true)).toEqual({
-      local: `${'0'.repeat(31)}1`,
-      localPort: 8080,
-      remote: LOOPBACK_V4,
-      remotePort: 80,
-      inode: 777,
-    });
-  });
-
-  test('big-endian words are taken as printed', () => {
-    const row = parseProcNetTcpRow('0: 7F000001:0016 7F000001:0017 01 0:0 0:0 0 0 0 9', false);
-    expect(row).toMatchObject({ local: LOOPBACK_V4, localPort: 22, remotePort: 23, inode: 9 });
-  });
-
-  test.each([
-    '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode',
-    '',
-    '0: 0100007F 0100007F:1 01 0:0 0:0 0 0 0 9',
-    '0: 0100:1 0100007F:1 01 0:0 0:0 0 0 0 9',
-  ])('the header and junk are skipped: %j', (line) => {
-    expect(parseProcNetTcpRow(line, true)).toBeUndefined();
   });
 });
 

@@ -77,6 +77,42 @@ describe.skipIf(process.platform !== 'linux')('checkLocalPeer on Linux', () => {
     });
   });
 
+  test('a burst of 500 connections from another process: every one attributed to its pid', async () => {
+    // Asked all at once, as a flood of upgrades would: the walks of the attribution thread answer
+    // each connection by its own socket (a wrong row or a dropped question fails one of them).
+    const server: Server = createServer({ allowHalfOpen: true });
+    const sockets: Socket[] = [];
+    const all = new Promise<void>((resolve) =>
+      server.on('connection', (socket) => {
+        sockets.push(socket);
+        if (sockets.length === 500) resolve();
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    const child = spawn(
+      process.execPath,
+      [
+        '-e',
+        "for (let i = 0; i < 500; i++) require('node:net').connect(+process.argv[1], '127.0.0.1'); setInterval(() => {}, 1e6)",
+        String(port),
+      ],
+      { stdio: 'ignore' },
+    );
+    tracker.add(child.pid ?? 0);
+    cleanups.push(() => void child.kill('SIGKILL'));
+    await all;
+    const verdicts = await Promise.all(sockets.map((socket) => checkLocalPeer(socket, { mode: 'strict' })));
+    expect(new Set(verdicts.map((verdict) => JSON.stringify(verdict)))).toEqual(
+      new Set([JSON.stringify({ allowed: true, peer: 'host', pid: child.pid })]),
+    );
+  });
+
   test('a loopback peer whose socket nobody holds any more: refused when strict, allowed when sandboxed-only', async () => {
     const { port, accepted } = await listen();
     const waiting = accepted();
