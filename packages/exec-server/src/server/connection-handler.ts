@@ -69,7 +69,9 @@ export class ConnectionHandler {
   /** Aborted when the connection goes away or another connection resumes the session. */
   readonly #cancel = new AbortController();
   readonly #attachment: SessionAttachment;
-  readonly #http: HttpRequests;
+  /** Made by the first `http/request` (two keep-alive agents: most connections never ask). */
+  #httpRequests: HttpRequests | undefined;
+  readonly #notify: ConnectionHandlerOptions['notify'];
   /** The connection's `fs/*` state: open file handles and its missing-path watch. */
   readonly #fs: FsConnection;
   readonly #executorEnv: ConnectionHandlerOptions['executorEnv'];
@@ -100,12 +102,7 @@ export class ConnectionHandler {
     };
     this.#executorEnv = options.executorEnv;
     this.#systemConfigDir = options.systemConfigDir;
-    this.#http = new HttpRequests({
-      notify: (params) => options.notify({ method: 'http/request/bodyDelta', params }),
-      env: options.executorEnv,
-      cancelSignal: this.#cancel.signal,
-      logger: this.#logger,
-    });
+    this.#notify = options.notify;
     // Every in-flight long-poll of the connection listens on this one signal (up to 2N at once).
     this.#fs = new FsConnection({
       fileSystem: LOCAL_FILE_SYSTEM,
@@ -128,6 +125,19 @@ export class ConnectionHandler {
   /** The attached session's id, once `initialize` succeeded. */
   get sessionId(): string | undefined {
     return this.#session?.sessionId;
+  }
+
+  #http(): HttpRequests {
+    if (this.#httpRequests === undefined) {
+      this.#httpRequests = new HttpRequests({
+        notify: (params) => this.#notify({ method: 'http/request/bodyDelta', params }),
+        env: this.#executorEnv,
+        cancelSignal: this.#cancel.signal,
+        logger: this.#logger,
+      });
+      if (this.#congested) this.#httpRequests.setCongested(true);
+    }
+    return this.#httpRequests;
   }
 
   /** False when another connection took the session over; the connection should then end. */
@@ -211,7 +221,7 @@ export class ConnectionHandler {
       case 'http/request': {
         const params = decodeParams(method, rawParams);
         this.#requireReadyFor('http');
-        return this.#http.request(params);
+        return this.#http().request(params);
       }
       default:
         throw methodNotFound(method);
@@ -239,7 +249,7 @@ export class ConnectionHandler {
   setOutboundCongested(congested: boolean): void {
     if (this.#congested === congested) return;
     this.#congested = congested;
-    this.#http.setCongested(congested);
+    this.#httpRequests?.setCongested(congested);
     const session = this.#session;
     if (session?.isAttached() && !this.#detached) session.table.setOutputPaused?.(congested);
   }
