@@ -40,9 +40,6 @@ const WORKER_THREADS: readonly { readonly what: string; readonly comm: string; r
   // packages/sandboxing/src/nested-scan.ts: lists folders for sandbox plans, ends 30 s after its
   // last scan.
   { what: "sandboxing's folder-scan worker", comm: 'execd-fscan', fds: 4 },
-  // packages/exec-server/src/server/peer-walk.ts: attributes local connections to processes,
-  // ends 30 s after its last walk.
-  { what: "exec-server's peer-attribution worker", comm: 'execd-peers', fds: 4 },
 ];
 
 /**

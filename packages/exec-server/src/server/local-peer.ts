@@ -86,7 +86,12 @@ export async function checkLocalPeer(socket: Socket, options: CheckLocalPeerOpti
   // sandboxed command can make it slow on purpose (thousands of descriptors in processes newer
   // than the one that connects). Refused in every mode.
   const incomplete: PeerVerdict = { allowed: false, peer: 'unattributed' };
-  const signal = AbortSignal.timeout(options.timeoutMs ?? PEER_ATTRIBUTION_TIMEOUT_MS);
+  const timeoutMs = options.timeoutMs ?? PEER_ATTRIBUTION_TIMEOUT_MS;
+  // No time at all: past already (a timer of 0 ms would still let a fast walk finish first).
+  const signal =
+    timeoutMs <= 0
+      ? AbortSignal.abort(new Error('no time to attribute the connection'))
+      : AbortSignal.timeout(timeoutMs);
   let inode: number | undefined;
   try {
     inode = await findPeerSocketInode(

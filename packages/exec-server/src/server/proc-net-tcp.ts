@@ -3,7 +3,7 @@
 // end we look for is the one whose local address is our peer's and whose remote is our own.
 import { isIPv4, isIPv6 } from 'node:net';
 import { endianness } from 'node:os';
-import { findRowsInWorker } from './peer-walk.ts';
+import { findRows } from './proc-walk.ts';
 import { byQuery, SharedWalks, type WalkQuestion } from './shared-walks.ts';
 
 /** A TCP endpoint: an address as Node reports it (`127.0.0.1`, `::ffff:127.0.0.1`, `::1`) and a port. */
@@ -60,24 +60,22 @@ function rowKey(local: string, localPort: number, remote: string, remotePort: nu
 }
 
 /**
- * One read of the tables, in the attribution worker (`peer-walk.ts`), for every connection asked
- * about (see shared-walks.ts): a burst of connections reads /proc/net/tcp (a row per socket of
- * the namespace) a couple of times instead of once per connection.
+ * One read of the tables for every connection asked about (see shared-walks.ts; proc-walk.ts
+ * reads and matches the rows): a burst of connections reads /proc/net/tcp (a row per socket of the
+ * namespace) a couple of times instead of once per connection.
  */
 async function readTables(
   procRoot: string,
   questions: readonly WalkQuestion<string, number | undefined>[],
 ): Promise<void> {
   const wanted = byQuery(questions);
-  const inodes = await findRowsInWorker(
-    {
-      procRoot,
-      keys: [...wanted.keys()],
-      maxBytes: PROC_NET_TCP_MAX_BYTES,
-      littleEndian: endianness() === 'LE',
-    },
-    Promise.all(questions.map((question) => question.finished)),
-  );
+  const inodes = await findRows({
+    procRoot,
+    keys: [...wanted.keys()],
+    maxBytes: PROC_NET_TCP_MAX_BYTES,
+    littleEndian: endianness() === 'LE',
+    abandoned: () => questions.every((question) => question.settled),
+  });
   for (const [key, inode] of inodes) for (const question of wanted.get(key) ?? []) question.answer(inode);
 }
 

@@ -9,8 +9,6 @@ export interface WalkQuestion<Q, A> {
   readonly query: Q;
   /** True once answered, or once its asker gave up (its signal aborted). */
   readonly settled: boolean;
-  /** Resolves once it is answered, failed or given up. */
-  readonly finished: Promise<void>;
   answer(value: A): void;
 }
 

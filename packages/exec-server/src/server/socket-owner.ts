@@ -1,14 +1,13 @@
 // Which process holds a socket (Linux): walks /proc/<pid>/fd for the link `socket:[inode]`, and
 // tells whether that process runs in this server's user and pid namespaces or in others (a
-// bubblewrap sandbox has its own of both). The walk runs in the attribution worker thread
-// (`peer-walk-worker.ts`, where the rules are); lookups share walks (see shared-walks.ts): a walk
+// bubblewrap sandbox has its own of both). The walk runs in slices of the event loop
+// (`proc-walk.ts`, where the rules are); lookups share walks (see shared-walks.ts): a walk
 // reads every descriptor of every process, the server's own included (one per connection and
 // child pipe), so a burst of N connections costs a couple of walks instead of N.
-import { findOwnersInWorker } from './peer-walk.ts';
-import type { SocketOwner } from './peer-walk-worker.ts';
+import { findOwners, runInSlices, type SocketOwner } from './proc-walk.ts';
 import { byQuery, SharedWalks, type WalkQuestion } from './shared-walks.ts';
 
-export type { SocketOwner } from './peer-walk-worker.ts';
+export type { SocketOwner } from './proc-walk.ts';
 
 /** One walk of `procRoot` for `batch`; lookups it leaves unanswered are `unknown`. */
 async function walkOwners(
@@ -16,9 +15,9 @@ async function walkOwners(
   batch: readonly WalkQuestion<string, SocketOwner>[],
 ): Promise<void> {
   const wanted = byQuery(batch);
-  const owners = await findOwnersInWorker(
-    { procRoot, targets: [...wanted.keys()], selfPid: process.pid },
-    Promise.all(batch.map((question) => question.finished)),
+  const owners = await runInSlices(
+    findOwners({ procRoot, targets: [...wanted.keys()], selfPid: process.pid }),
+    () => batch.every((question) => question.settled),
   );
   for (const [target, owner] of owners)
     for (const question of wanted.get(target) ?? []) question.answer(owner);
