@@ -3,7 +3,7 @@
 // checked from the host in /proc; and an interrupt reaches the command's own process group
 // inside the sandbox, so its trap runs and its own exit status is reported (pipes and PTYs).
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import {
   CGROUP_JOIN_FAILED_EXIT_CODE,
@@ -144,8 +144,20 @@ async function closedOrExplain(
       const session = ps
         .split('\n')
         .filter((line, i) => i === 0 || (sid !== undefined && line.trim().split(/\s+/)[3] === sid));
+      // Also add what the kernel says of the session leader, then end the command: the failure is
+      // this one, not a leak the checks after the test would report as well.
+      const leader = `/proc/${launched.process.pid}/status`;
+      const signals = existsSync(leader)
+        ? readFileSync(leader, 'utf8')
+            .split('\n')
+            .filter((line) => /^(State|SigPnd|ShdPnd|SigBlk|SigIgn|SigCgt):/.test(line))
+            .join(' ')
+        : 'gone';
+      void launched.process.close();
       reject(
-        new Error(`not closed after 20 s; output ${JSON.stringify(text())}; session:\n${session.join('\n')}`),
+        new Error(
+          `not closed after 20 s; output ${JSON.stringify(text())}; leader ${signals}; session:\n${session.join('\n')}`,
+        ),
       );
     }, 20_000);
   });
