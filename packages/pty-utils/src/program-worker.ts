@@ -14,8 +14,6 @@ export interface ProgramWorkerOptions {
   /** A thread with nothing to do ends after this long; the next request starts another. */
   readonly idleMs: number;
   readonly resourceLimits?: ResourceLimits | undefined;
-  /** Given to every thread started (`workerData`): e.g. a `SharedArrayBuffer` both sides watch. */
-  readonly workerData?: unknown;
 }
 
 interface Pending<Reply> {
@@ -37,7 +35,6 @@ class Thread<Request, Reply extends { readonly id: number }> {
     this.#onEnd = onEnd;
     this.#worker = new Worker(options.source, {
       eval: true,
-      workerData: options.workerData,
       ...(options.resourceLimits === undefined ? {} : { resourceLimits: options.resourceLimits }),
       stdout: true,
       stderr: true,
@@ -85,7 +82,7 @@ class Thread<Request, Reply extends { readonly id: number }> {
 }
 
 /**
- * A worker thread for synchronous work kept off the event loop (walks of /proc, folder scans):
+ * A worker thread for synchronous work kept off the event loop (sandboxing's folder scan):
  * started by the first request, ended when idle for `idleMs` or when it fails (its pending
  * requests reject), started afresh by the next request. It never keeps the process alive.
  */

@@ -3,7 +3,7 @@
 // end we look for is the one whose local address is our peer's and whose remote is our own.
 import { isIPv4, isIPv6 } from 'node:net';
 import { endianness } from 'node:os';
-import { findRows } from './proc-walk.ts';
+import { findRows, IPV4_MAPPED_PREFIX } from './proc-walk.ts';
 import { byQuery, SharedWalks, type WalkQuestion } from './shared-walks.ts';
 
 /** A TCP endpoint: an address as Node reports it (`127.0.0.1`, `::ffff:127.0.0.1`, `::1`) and a port. */
@@ -17,8 +17,6 @@ export interface TcpEndpoint {
  * the search throws: the connection cannot be attributed.
  */
 export const PROC_NET_TCP_MAX_BYTES: number = 32 * 1024 * 1024;
-
-const IPV4_MAPPED_PREFIX = '00000000000000000000ffff';
 
 function hex2(byte: number): string {
   return byte.toString(16).padStart(2, '0');

@@ -55,7 +55,8 @@ export function runInSlices<T>(walk: Walk<T>, abandoned: () => boolean): Promise
   });
 }
 
-const IPV4_MAPPED_PREFIX = '00000000000000000000ffff';
+/** The first 96 bits of an IPv4-mapped IPv6 address, as an address key begins (proc-net-tcp.ts). */
+export const IPV4_MAPPED_PREFIX = '00000000000000000000ffff';
 /** Bytes of a table asked for in one read (fewer, larger reads: each is a trip to the thread pool). */
 const READ_CHUNK_BYTES = 256 * 1024;
 /** Links read between two chances to pause. */
