@@ -6,6 +6,7 @@
 // that background load hits both sides alike.
 // Prints a small table, then one JSON line with every figure (collected by the root bench runner).
 // Usage: node bench/sandbox.bench.mjs   (needs `pnpm build` first: it imports ../dist/index.js)
+// SANDBOX_BENCH_RUNS (default 40) and SANDBOX_BENCH_WAITERS (e.g. `bash`) tune it.
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,8 +19,12 @@ const RUNS = Number(process.env.SANDBOX_BENCH_RUNS ?? 40);
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
 const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'execd-sandbox-bench-')));
 const sandbox = sandboxFromContext({ profile: 'workspace-write' }, cwd);
-/** Sandboxes started ahead of their commands (`PreparedSandboxes`), as execd-server runs them. */
-const prepared = new PreparedSandboxes();
+/**
+ * Sandboxes started ahead of their commands (`PreparedSandboxes`), as execd-server runs them;
+ * `SANDBOX_BENCH_WAITERS=bash` (comma-separated) compares the waiter programs.
+ */
+const waiters = process.env.SANDBOX_BENCH_WAITERS?.split(',');
+const prepared = new PreparedSandboxes(waiters === undefined ? {} : { waiters });
 /** execd-server's default spawner for commands on pipes (undefined where it cannot run). */
 const forkServer = await ForkServer.start();
 

@@ -66,6 +66,7 @@ export {
   type SeccompFilterOptions,
   seccompArchOf,
 } from './linux/seccomp-filter.ts';
+export type { WaiterKind } from './linux/waiter.ts';
 export {
   buildSeatbeltArgv,
   buildSeatbeltPolicy,
@@ -100,12 +101,12 @@ export {
   type SandboxSelection,
   sandboxFromContext,
 } from './prepare.ts';
-export {
-  PreparedSandboxes,
-  type PreparedSandboxesOptions,
-  type PreparedSandboxStats,
-  type WaiterEnd,
-} from './prepared-sandboxes.ts';
+export { PreparedSandboxes } from './prepared-sandboxes.ts';
+export type {
+  PreparedSandboxesOptions,
+  PreparedSandboxStats,
+  WaiterEnd,
+} from './prepared-sandboxes-options.ts';
 export { DEFAULT_ROOT_PINS, SandboxRootPins } from './root-pins.ts';
 export { NETWORK_DISABLED_ENV_VAR, SEATBELT_ENV_VAR } from './sandbox-plan.ts';
 export { platformSandbox, policyNeedsSandbox, type SelectSandboxOptions, selectSandbox } from './select.ts';

@@ -3,9 +3,19 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { type Logger, NOOP_LOGGER } from '@execd/protocol';
 import { DEFAULT_PTY_COLS, DEFAULT_PTY_ROWS, type SpawnedProcess } from '@execd/pty-utils';
 import { openUnnamedFile } from './internal/unnamed-file.ts';
-import { interruptResetEnv } from './linux/interrupt-reset.ts';
 import { mountFingerprint } from './linux/mount-fingerprint.ts';
-import { encodeWaiterPayload, goWaiter, WAITING_LINE } from './linux/waiter.ts';
+import {
+  encodeWaiterPayload,
+  goWaiter,
+  hostWaiterPrograms,
+  WAITING_LINE,
+  type WaiterKind,
+} from './linux/waiter.ts';
+import type {
+  PreparedSandboxesOptions,
+  PreparedSandboxStats,
+  WaiterEnd,
+} from './prepared-sandboxes-options.ts';
 import {
   planForWaiter,
   type SpawnRequest,
@@ -13,47 +23,6 @@ import {
   type StartedWaiter,
   startWaiter,
 } from './spawn.ts';
-
-/** Options of {@link PreparedSandboxes}. */
-export interface PreparedSandboxesOptions {
-  /** How long a prepared sandbox waits for a command before it is ended (default 60 s). */
-  readonly idleMs?: number | undefined;
-  /**
-   * How long a command may run before the next sandbox of its kind is prepared while it still
-   * runs (default 250 ms); a command that closes sooner gets it prepared once it closed.
-   */
-  readonly refillAfterMs?: number | undefined;
-  /** At most this many wait at once, one per kind of command; the oldest makes room (default 4). */
-  readonly max?: number | undefined;
-  /**
-   * Called with each sandbox as it starts waiting; what it returns is kept, handed to the command
-   * that takes it (with `prepared: true`) and closed when it is ended: e.g. exec-server's
-   * `guardSpawned`, which guards the process against outliving this one until it is closed.
-   */
-  readonly onStarted?: ((result: SpawnResult) => SpawnResult) | undefined;
-  readonly logger?: Logger | undefined;
-}
-
-/** Why a waiter ended without a command. */
-export type WaiterEnd = 'unusable' | 'died' | 'idle' | 'evicted' | 'closed';
-
-/** What a {@link PreparedSandboxes} did since it was made (for metrics). */
-export interface PreparedSandboxStats {
-  /** Sandboxes waiting or starting now. */
-  readonly waiting: number;
-  /** Sandboxes started to wait. */
-  readonly started: number;
-  /**
-   * Commands of a kind that can be prepared for, by how they started: in a waiter, or cold (none
-   * of their kind was there, or it could not serve them).
-   */
-  readonly commands: { readonly prepared: number; readonly cold: number };
-  /**
-   * Waiters ended without a command: `unusable` (the command's plan or a folder differed, or it
-   * could not be handed over), `died`, `idle` (`idleMs` passed), `evicted` (`max`), `closed`.
-   */
-  readonly ended: Readonly<Record<WaiterEnd, number>>;
-}
 
 /** A started waiter of one kind of command. */
 interface Started extends StartedWaiter {
@@ -115,7 +84,7 @@ const DEFAULT_REFILL_AFTER_MS = 250;
 /**
  * Sandboxes started before their commands are asked for. Starting bubblewrap (user, mount, pid,
  * network namespaces, the mounts, `/proc`) is most of what a sandboxed command costs to start;
- * a prepared sandbox has done all of it and waits, fully confined, in a small bash waiter for the
+ * a prepared sandbox has done all of it and waits, fully confined, in a small perl (or bash) waiter for the
  * command line (see `linux/waiter.ts`). Pass the pool as `spawnProcess`'s `preparedSandboxes`:
  * after a bubblewrap command of a kind that came before (within `idleMs`), one sandbox of the
  * same kind is started to wait for the next;
@@ -130,6 +99,7 @@ export class PreparedSandboxes {
   readonly #idleMs: number;
   readonly #refillAfterMs: number;
   readonly #max: number;
+  readonly #waiterKinds: readonly WaiterKind[];
   readonly #onStarted: ((result: SpawnResult) => SpawnResult) | undefined;
   readonly #logger: Logger;
   readonly #waiters = new Map<string, Waiter>();
@@ -147,6 +117,7 @@ export class PreparedSandboxes {
     this.#idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
     this.#refillAfterMs = options.refillAfterMs ?? DEFAULT_REFILL_AFTER_MS;
     this.#max = options.max ?? DEFAULT_MAX;
+    this.#waiterKinds = options.waiters ?? ['perl', 'bash'];
     this.#onStarted = options.onStarted;
     this.#logger = options.logger ?? NOOP_LOGGER;
   }
@@ -314,11 +285,10 @@ export class PreparedSandboxes {
   }
 
   async #start(request: SpawnRequest): Promise<Started | undefined> {
-    // The waiter execs `env -i [--default-signal=INT] --`: the interrupt reset's GNU env.
-    const envProgram = await interruptResetEnv();
-    if (envProgram === undefined) {
+    const programs = await hostWaiterPrograms(this.#waiterKinds);
+    if (programs.perl === undefined && programs.env === undefined) {
       if (!this.#disabled)
-        this.#logger.warn('sandboxing: no GNU env for the sandbox waiter; sandboxes start cold');
+        this.#logger.warn('sandboxing: no perl or GNU env for the sandbox waiter; sandboxes start cold');
       this.#disabled = true;
       return undefined;
     }
@@ -327,7 +297,7 @@ export class PreparedSandboxes {
     try {
       launched = await startWaiter(
         { ...request, preparedSandboxes: undefined },
-        { payloadPath: `/proc/${process.pid}/fd/${payloadFd}`, envProgram },
+        { payloadPath: `/proc/${process.pid}/fd/${payloadFd}`, programs },
       );
     } catch (error) {
       closeSync(payloadFd);

@@ -24,6 +24,7 @@ import { LAUNCHER_ENV } from './linux/launcher.ts';
 import type { WaitingSandbox } from './linux/linux-sandbox.ts';
 import { CONTAINMENT_MARKER_VARIABLE, newContainmentMarker } from './linux/marker-scan.ts';
 import { makePlaceholders, mountFingerprint } from './linux/mount-fingerprint.ts';
+import type { WaiterPrograms } from './linux/waiter.ts';
 import type { SandboxSelection } from './prepare.ts';
 import type { PreparedSandboxes } from './prepared-sandboxes.ts';
 import type { SandboxRootPins } from './root-pins.ts';
@@ -124,8 +125,8 @@ export interface SpawnResult {
 export interface WaiterStart {
   /** `/proc/<this pid>/fd/<n>` of the payload file. */
   readonly payloadPath: string;
-  /** The trusted GNU `env` the waiter execs (`interruptResetEnv`'s). */
-  readonly envProgram: string;
+  /** What the waiter may run (see `chooseWaiter`). */
+  readonly programs: WaiterPrograms;
 }
 
 /** What a command's plan must match to run in a waiter. */
@@ -351,7 +352,7 @@ async function spawnPlanned(
 function waitingLine(plan: SandboxPlan, waiter: WaiterStart, route: NetworkRoute | undefined) {
   if (plan.waiting === undefined || route !== undefined)
     throw new ExecError('unsupported', 'this sandbox cannot be prepared before its command');
-  return { argv: plan.waiting.line(waiter.payloadPath, waiter.envProgram), env: LAUNCHER_ENV };
+  return { argv: plan.waiting.line(waiter.payloadPath, waiter.programs), env: LAUNCHER_ENV };
 }
 
 async function spawnPrepared(

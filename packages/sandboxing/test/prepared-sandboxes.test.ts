@@ -1,7 +1,16 @@
 // Sandboxes started before their commands (PreparedSandboxes): a command run in one must be
 // indistinguishable from a cold start, confined by the plan made when it was asked for, and no
 // other sandbox may reach the waiter.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { waitFor } from '@execd/test-kit';
 import { beforeAll, describe, expect, test } from 'vitest';
@@ -83,7 +92,7 @@ async function prime(pool: PreparedSandboxes, spec: Spec): Promise<void> {
 }
 
 /**
- * The waiters' bash processes, children of a bubblewrap (the launcher before it and bubblewrap
+ * The waiters' processes (perl or bash), children of a bubblewrap (the launcher before it and bubblewrap
  * name the waiter in their argv too).
  */
 function waiterPids(): number[] {
@@ -130,11 +139,16 @@ function stable(output: string): string {
   return output.replace(/\[\d+\]/g, '[]').replace(/\/dev\/pts\/\d+/g, '/dev/pts/N');
 }
 
+/** Each waiter program (`PreparedSandboxes`' `waiters`): perl by default, bash where asked. */
+const WAITERS = [['perl'], ['bash']] as const;
+
 describe('a command in a prepared sandbox', () => {
   test.each([
-    ['pipes', false],
-    ['a PTY', true],
-  ])('sees exactly what it sees started cold (%s)', async (_name, tty) => {
+    ['pipes', false, WAITERS[0]],
+    ['a PTY', true, WAITERS[0]],
+    ['pipes', false, WAITERS[1]],
+    ['a PTY', true, WAITERS[1]],
+  ])('sees exactly what it sees started cold (%s, %s waiter)', async (_name, tty, waiters) => {
     using ws = workspace();
     const spec: Spec = {
       command: ['/bin/bash', '-c', PROBE, ...PROBE_ARGS],
@@ -142,7 +156,7 @@ describe('a command in a prepared sandbox', () => {
       env: PROBE_ENV,
       tty,
     };
-    const pool = await primed(spec);
+    const pool = await primed(spec, { waiters });
     try {
       const cold = await run(spec);
       const prepared = await run(spec, pool);
@@ -201,33 +215,55 @@ describe('a command in a prepared sandbox', () => {
     }
   });
 
-  test('in a PTY: the asked size is set before it starts, and ^C reaches its trap', async () => {
+  test.each(WAITERS)('runs in the waiter program asked for (%s)', async (kind) => {
     using ws = workspace();
-    const script = 'stty size; trap "echo TRAPPED; exit 7" INT; echo ready; sleep 100 & wait';
-    const spec: Spec = { command: ['/bin/bash', '-c', script], cwd: ws.path, tty: true, cols: 100, rows: 40 };
-    const pool = await primed({ ...spec, command: ['/bin/true'], cols: 80, rows: 24 });
+    const pool = await primed({ command: ['/bin/true'], cwd: ws.path }, { waiters: [kind] });
     try {
-      const result = await start(spec, pool);
-      expect(result.prepared).toBe(true);
-      await using child = result.process;
-      let output = '';
-      const reading = (async () => {
-        for await (const chunk of child.output()) output += Buffer.from(chunk.bytes).toString();
-      })();
-      await waitFor(() => output.includes('ready'), { what: 'the trap to be set' });
-      await child.write('\x03');
-      await reading;
-      expect(output).toContain('40 100');
-      expect(output).toContain('TRAPPED');
-      expect((await child.closed).exitCode).toBe(7);
-      await pool.settled();
-      // Not asked for a size: a cold start's 80x24, not the size of the waiter's first command.
-      const unsized = await run({ command: ['/bin/stty', 'size'], cwd: ws.path, tty: true }, pool);
-      expect(unsized).toMatchObject({ prepared: true, output: '24 80\r\n' });
+      const pids = waiterPids();
+      expect(pids.length).toBeGreaterThan(0);
+      for (const pid of pids)
+        expect(basename(readlinkSync(`/proc/${pid}/exe`))).toMatch(new RegExp(`^${kind}`));
     } finally {
       await pool.close();
     }
   });
+
+  test.each(WAITERS)(
+    'in a PTY: the asked size is set before it starts, and ^C reaches its trap (%s waiter)',
+    async (kind) => {
+      using ws = workspace();
+      const script = 'stty size; trap "echo TRAPPED; exit 7" INT; echo ready; sleep 100 & wait';
+      const spec: Spec = {
+        command: ['/bin/bash', '-c', script],
+        cwd: ws.path,
+        tty: true,
+        cols: 100,
+        rows: 40,
+      };
+      const pool = await primed({ ...spec, command: ['/bin/true'], cols: 80, rows: 24 }, { waiters: [kind] });
+      try {
+        const result = await start(spec, pool);
+        expect(result.prepared).toBe(true);
+        await using child = result.process;
+        let output = '';
+        const reading = (async () => {
+          for await (const chunk of child.output()) output += Buffer.from(chunk.bytes).toString();
+        })();
+        await waitFor(() => output.includes('ready'), { what: 'the trap to be set' });
+        await child.write('\x03');
+        await reading;
+        expect(output).toContain('40 100');
+        expect(output).toContain('TRAPPED');
+        expect((await child.closed).exitCode).toBe(7);
+        await pool.settled();
+        // Not asked for a size: a cold start's 80x24, not the size of the waiter's first command.
+        const unsized = await run({ command: ['/bin/stty', 'size'], cwd: ws.path, tty: true }, pool);
+        expect(unsized).toMatchObject({ prepared: true, output: '24 80\r\n' });
+      } finally {
+        await pool.close();
+      }
+    },
+  );
 });
 
 describe('a prepared sandbox is used only when the command plans the same sandbox', () => {

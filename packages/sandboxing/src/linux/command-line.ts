@@ -1,5 +1,5 @@
 import { commandEnvFlags, withLauncher } from './launcher.ts';
-import { waiterCommand, withWaitingLauncher } from './waiter.ts';
+import { type WaiterProgram, waiterCommand, withWaitingLauncher } from './waiter.ts';
 
 /**
  * How a `proxied` command reaches its managed network: a started bridge's `prefixArgv`
@@ -65,8 +65,8 @@ export function sandboxIdentity(parts: BwrapCommandParts): string {
 export function bwrapWaitingLine(
   parts: BwrapCommandParts,
   payloadPath: string,
-  envProgram: string,
+  program: WaiterProgram,
 ): string[] {
-  const inner = [parts.bwrap, '--clearenv', ...parts.flags, ...waiterCommand(envProgram)];
+  const inner = [parts.bwrap, '--clearenv', ...parts.flags, ...waiterCommand(program)];
   return withWaitingLauncher(parts.filterPath, payloadPath, inner, parts.preamble);
 }

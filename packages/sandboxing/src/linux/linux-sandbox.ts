@@ -13,7 +13,7 @@ import { locateBwrap } from './locate-bwrap.ts';
 import { mountPaths } from './mount-fingerprint.ts';
 import { seccompFilterPath } from './seccomp-fd.ts';
 import { buildSeccompFilter } from './seccomp-filter.ts';
-import type { WaiterPayload } from './waiter.ts';
+import { chooseWaiter, type WaiterPayload, type WaiterPrograms } from './waiter.ts';
 
 /** What the Linux sandbox of one command is planned from. */
 export interface LinuxSandboxRequest {
@@ -66,8 +66,11 @@ export interface WaitingSandbox {
   readonly payload: WaiterPayload;
   /** The host paths its mounts are made from and on (see `mountFingerprint`). */
   readonly mountPaths: readonly string[];
-  /** The launcher argv of a waiter of this sandbox (spawn it with `LAUNCHER_ENV`). */
-  line(payloadPath: string, envProgram: string): string[];
+  /**
+   * The launcher argv of a waiter of this sandbox (spawn it with `LAUNCHER_ENV`), running the
+   * waiter it can (see `chooseWaiter`); `unsupported` when it can run none of `programs`.
+   */
+  line(payloadPath: string, programs: WaiterPrograms): string[];
 }
 
 /**
@@ -180,8 +183,12 @@ export async function planLinuxSandbox(request: LinuxSandboxRequest): Promise<Li
               command: request.command,
               resetInterrupt: resetCommand !== undefined,
             },
-            line: (payloadPath: string, envProgram: string) =>
-              bwrapWaitingLine(parts, payloadPath, envProgram),
+            line: (payloadPath: string, programs: WaiterPrograms) => {
+              const waiter = chooseWaiter(programs, fullRead);
+              if (waiter === undefined)
+                throw unsupported('no waiter program (perl or GNU env) for this sandbox');
+              return bwrapWaitingLine(parts, payloadPath, waiter);
+            },
           },
         }),
   };
