@@ -2,7 +2,7 @@ import { dirname, resolve } from 'node:path';
 import { ExecError } from '@execd/protocol';
 import { expandDenyGlobs } from './deny-globs.ts';
 import { lstat } from './internal/fs-calls.ts';
-import { existingPath, isSpecialFile } from './internal/safe-fs.ts';
+import { existingPath, isSpecialFile, pathEntryExists } from './internal/safe-fs.ts';
 import { isPlaceholder, settledLook } from './placeholders.ts';
 import { DENY_GLOB_MAX_DEPTH, type PolicyPath, type SandboxPolicy } from './policy.ts';
 
@@ -57,6 +57,8 @@ async function lookAtPolicyPath(
   item: PolicyPath,
   writableRoots: readonly string[],
 ): Promise<DeniedPathPlan | undefined> {
+  // Nothing at all at a path that may be missing (the usual credential store): one look.
+  if (item.skipMissing && !(await pathEntryExists(item.path))) return undefined;
   for (let attempt = 1; ; attempt++) {
     const found = await existingPath(item.path);
     // Another sandbox's placeholder for this same missing path is masked and held here too, never

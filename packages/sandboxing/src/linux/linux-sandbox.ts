@@ -12,7 +12,7 @@ import { SECCOMP_FD } from './launcher.ts';
 import { locateBwrap } from './locate-bwrap.ts';
 import { mountPaths } from './mount-fingerprint.ts';
 import { seccompFilterPath } from './seccomp-fd.ts';
-import { buildSeccompFilter } from './seccomp-filter.ts';
+import { buildSeccompFilter, type SeccompFilterOptions } from './seccomp-filter.ts';
 import { chooseWaiter, type WaiterPayload, type WaiterPrograms } from './waiter.ts';
 
 /** What the Linux sandbox of one command is planned from. */
@@ -86,6 +86,21 @@ function withBubblewrapPwd(
   return { ...env, PWD: chdir >= 0 ? flags[chdir + 1]! : cwd };
 }
 
+/** The filter file of each set of options a plan asked for (a filter depends on nothing else). */
+const filterPaths = new Map<string, string>();
+
+/** The seccomp filter for `options`, built once per process, as a path bubblewrap's launcher opens. */
+function filterPathFor(options: Required<Omit<SeccompFilterOptions, 'littleEndian'>>): string {
+  const { arch, networkDisabled, proxyRouted, denyUserNamespaces } = options;
+  const key = `${arch} ${networkDisabled} ${proxyRouted} ${denyUserNamespaces}`;
+  let path = filterPaths.get(key);
+  if (path === undefined) {
+    path = seccompFilterPath(buildSeccompFilter(options));
+    filterPaths.set(key, path);
+  }
+  return path;
+}
+
 function unsupported(message: string): ExecError {
   return new ExecError('unsupported', message);
 }
@@ -132,7 +147,7 @@ export async function planLinuxSandbox(request: LinuxSandboxRequest): Promise<Li
       throw unsupported('an arg0 override under bubblewrap needs bwrap 0.9 or later (--argv0)');
     flags.splice(flags.length - 1, 0, '--argv0', request.arg0); // before the closing `--`
   }
-  const filter = buildSeccompFilter({
+  const filterPath = filterPathFor({
     arch: caps.arch,
     networkDisabled,
     proxyRouted,
@@ -147,7 +162,7 @@ export async function planLinuxSandbox(request: LinuxSandboxRequest): Promise<Li
   // Awaited last (before any placeholder is held): the caller may still be making these lines.
   const launcherPreamble = (await request.launcherPreamble) ?? [];
   const parts = {
-    filterPath: seccompFilterPath(filter),
+    filterPath,
     preamble: [...(resetCommand === undefined ? [] : [IGNORE_INTERRUPT_LINE]), ...launcherPreamble],
     bwrap: caps.path,
     flags,

@@ -20,7 +20,7 @@ function inside(dir: string, path: string): boolean {
 
 function canonical(path: string): string {
   try {
-    return realpathSync(path);
+    return realpathSync.native(path);
   } catch {
     return path;
   }
@@ -39,7 +39,8 @@ export function locateBwrap(options: LocateBwrapOptions = {}): string | undefine
     if (entry === '' || !isAbsolute(entry)) continue;
     const candidate = join(entry, 'bwrap');
     try {
-      if (!statSync(candidate).isFile()) continue;
+      // Most entries have none: no exception to build for those (every plan looks).
+      if (statSync(candidate, { throwIfNoEntry: false })?.isFile() !== true) continue;
       accessSync(candidate, constants.X_OK);
     } catch {
       continue;

@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { findTrustedExecutable } from '@execd/pty-utils';
+import { joinWrapperPerl } from '@execd/pty-utils';
 import { interruptResetEnv } from './interrupt-reset.ts';
 import { bashScriptArgv, FD_SWEEP_LINE, SECCOMP_FD } from './launcher.ts';
 
@@ -108,12 +108,13 @@ export interface WaiterPrograms {
 export type WaiterKind = WaiterProgram['kind'];
 
 /**
- * The trusted programs of `kinds` this host has: perl from a system folder, and for bash the GNU
- * `env` with `--default-signal` (probed once, `interruptResetEnv`).
+ * The trusted programs of `kinds` this host has: perl from a system folder (the cgroup wrapper's,
+ * found once), and for bash the GNU `env` with `--default-signal` (probed once,
+ * `interruptResetEnv`).
  */
 export async function hostWaiterPrograms(kinds: readonly WaiterKind[]): Promise<WaiterPrograms> {
   return {
-    perl: kinds.includes('perl') ? findTrustedExecutable('perl') : undefined,
+    perl: kinds.includes('perl') ? (joinWrapperPerl() ?? undefined) : undefined,
     env: kinds.includes('bash') ? await interruptResetEnv() : undefined,
   };
 }
