@@ -66,7 +66,16 @@ export async function startServer(name, command, args, { home = false, env: extr
         resolve(match[0]);
       }
     });
-    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${code}`));
+    });
+    // A program that cannot be started (ENOENT) is an 'error' event: unheard, it would end the
+    // bench at once and leave the servers started before it running.
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} could not start: ${error.message}`));
+    });
   });
   child.stdout.resume();
   return {
