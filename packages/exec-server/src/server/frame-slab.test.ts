@@ -3,7 +3,13 @@ import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import { createJsonCodec, createMsgpackCodec, notificationMessage } from '@execd/protocol';
 import { describe, expect, test } from 'vitest';
-import { FRAME_SLAB_BYTES, FrameSlab, LARGE_FRAME_SLAB_BYTES, MIN_FRAME_SLAB_BYTES } from './frame-slab.ts';
+import {
+  FRAME_SLAB_BYTES,
+  FRAME_SLAB_SIZES,
+  FrameSlab,
+  LARGE_FRAME_SLAB_BYTES,
+  MIN_FRAME_SLAB_BYTES,
+} from './frame-slab.ts';
 import { SlabPool } from './slab-pool.ts';
 
 // ws's own frame parser (what a ws client runs on what it reads); its types do not declare it.
@@ -15,7 +21,7 @@ const json = createJsonCodec();
 
 /** A pool of this test's own (the process's is shared by every slab of the file). */
 const ownPool = (maxBytesPerSize = 4 * 1024 * 1024, idleMs = 60_000) =>
-  new SlabPool([FRAME_SLAB_BYTES, LARGE_FRAME_SLAB_BYTES], maxBytesPerSize, idleMs);
+  new SlabPool(FRAME_SLAB_SIZES, maxBytesPerSize, idleMs);
 
 const msgpack = createMsgpackCodec();
 
@@ -194,6 +200,26 @@ describe('FrameSlab', () => {
     expect(slab.take()).toBeUndefined();
   });
 
+  test('behind a client that reads a frame at a time, small slabs come back: no new memory per turn', () => {
+    const pool = ownPool();
+    const slab = new FrameSlab(pool);
+    const spill = (segment: Buffer): void => void held.push(segment);
+    const held: Buffer[] = [];
+    const memory = new Set<ArrayBufferLike>();
+    // Turns of one ~11 KB frame (a Codex-like client), never written when their turn ends: each
+    // slab fills and is replaced, and goes back once the socket reports its segments written.
+    for (let turn = 0; turn < 200; turn++) {
+      slab.append(json.encodeInto(output(turn + 1, 8_192))!, false, spill);
+      held.push(slab.take()!);
+      slab.settle(false);
+      for (const segment of held.splice(0, Math.max(0, held.length - 4))) slab.written(segment);
+      memory.add(held.at(-1)!.buffer);
+    }
+    // A few slabs, in a kept size, over and over: not one per turn.
+    expect(memory.size).toBeLessThan(10);
+    for (const buffer of memory) expect(FRAME_SLAB_SIZES).toContain(buffer.byteLength);
+  });
+
   test('a replaced slab goes back to the pool once the socket wrote every segment of it, not before', () => {
     const pool = ownPool();
     const slab = new FrameSlab(pool);
@@ -259,6 +285,7 @@ describe('FrameSlab', () => {
     await new Promise((resolve) => sink.end(resolve));
     expect(after).toBe(1);
     expect(written[0]!.equals(segment)).toBe(true);
-    expect(pool.bytes).toBe(FRAME_SLAB_BYTES);
+    // Every slab replaced meanwhile is back (the streaming ones at least one full-sized).
+    expect(pool.bytes).toBeGreaterThanOrEqual(FRAME_SLAB_BYTES);
   });
 });

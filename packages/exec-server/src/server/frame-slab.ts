@@ -16,12 +16,20 @@ export const MIN_FRAME_SLAB_BYTES: number = 16 * 1024;
  */
 export const LARGE_FRAME_SLAB_BYTES: number = 384 * 1024;
 
+/**
+ * The sizes a slab is taken in (a turn's room rounds up to one): from the least a quiet
+ * connection holds to the largest frame's. Every one is kept for reuse once written.
+ */
+export const FRAME_SLAB_SIZES: readonly number[] = [
+  MIN_FRAME_SLAB_BYTES,
+  32 * 1024,
+  64 * 1024,
+  FRAME_SLAB_BYTES,
+  LARGE_FRAME_SLAB_BYTES,
+];
+
 /** The slabs of every connection of this process come from here and go back once written. */
-const SHARED_POOL = new SlabPool(
-  [FRAME_SLAB_BYTES, LARGE_FRAME_SLAB_BYTES],
-  MAX_POOLED_BYTES_PER_SIZE,
-  POOL_IDLE_MS,
-);
+const SHARED_POOL = new SlabPool(FRAME_SLAB_SIZES, MAX_POOLED_BYTES_PER_SIZE, POOL_IDLE_MS);
 
 /** A slab and the segments of it the socket has not finished writing. */
 interface SlabInUse {
@@ -46,9 +54,12 @@ const FIN_BINARY = 0x82;
  * sized for twice what a turn lays out (16 to 120 KiB). Once the socket has written every
  * segment of a slab (see `settle`), the slab is filled again from the front while the
  * connection streams; otherwise a slab more than half used is let go, so an idle connection
- * holds at most half a slab of room it may never use. A streaming connection's slabs (120 KiB,
- * or 384 KiB for a larger frame) come from a pool shared by the process (`slab-pool.ts`) and go
- * back to it once the socket has reported every segment of them {@link FrameSlab.written}.
+ * holds at most half a slab of room it may never use. Slabs come in {@link FRAME_SLAB_SIZES}
+ * from a pool shared by the process (`slab-pool.ts`) and go back to it once the socket has
+ * reported every segment of them {@link FrameSlab.written}: behind a client that reads one frame
+ * at a time (Codex), a turn's slab is rarely written when the turn ends, and a fresh slab per
+ * turn (memory V8 counts as external, which brings full collections) took ~20 % of the server's
+ * CPU per streamed GiB.
  */
 export class FrameSlab {
   readonly #pool: SlabPool;
@@ -94,10 +105,8 @@ export class FrameSlab {
       if (pending !== undefined) spill(pending);
       const room = Math.min(FRAME_SLAB_BYTES, Math.max(MIN_FRAME_SLAB_BYTES, 2 * turn));
       this.#retire();
-      // A streaming connection's slab (or a large frame's) comes from the pool, sized up to its
-      // class; a quiet one's smaller slab is its own.
-      const wanted = Math.max(room, length);
-      this.#slab = wanted >= FRAME_SLAB_BYTES ? this.#pool.take(wanted) : Buffer.allocUnsafeSlow(wanted);
+      // From the pool, rounded up to a kept size (a frame larger than any gets one of its own size).
+      this.#slab = this.#pool.take(Math.max(room, length));
       this.#start = 0;
       this.#end = 0;
     }
