@@ -6,6 +6,7 @@ export { type BuildCliOptions, type BuiltCli, buildCliFromSource } from './cli-b
 export { type ChildExit, CliChild, type CliChildOptions, type CliRun, runCli } from './cli-child.ts';
 export { CODEX_PEER_VERSION, codexPeerDir, installCodexPeer } from './codex-peer-install.ts';
 export { type PeerServer, type PeerServerOptions, peerBinary, startPeerServer } from './codex-peer-server.ts';
+export { collectGarbage } from './collect-garbage.ts';
 export {
   collectEvents,
   execParams,

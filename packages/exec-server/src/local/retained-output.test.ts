@@ -1,3 +1,4 @@
+import { collectGarbage } from '@execd/test-kit';
 import { describe, expect, test } from 'vitest';
 import { RetainedOutput } from './retained-output.ts';
 import { WriteIdSet } from './write-ids.ts';
@@ -50,7 +51,28 @@ describe('RetainedOutput', () => {
     ]);
     expect(output.after(4995).map((c) => c.seq)).toEqual([4996, 4997, 4998, 4999, 5000]);
   });
+
+  test('an evicted chunk is let go at once, not when the queue is compacted', async () => {
+    const output = new RetainedOutput({ maxBytes: 1024 * 1024, maxChunks: 50_000 });
+    // 2,000 chunks of 8 KiB, each in memory of its own (as a view pins its read buffer).
+    const evicted = pushChunks(output, 2000, 8192);
+    expect(evicted.length).toBe(2000 - 128);
+    await collectGarbage();
+    expect(evicted.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
+    expect(output.count).toBe(128);
+  });
 });
+
+/** Pushes `count` chunks; weak references to the memory of those evicted by the end. */
+function pushChunks(output: RetainedOutput, count: number, size: number): WeakRef<ArrayBufferLike>[] {
+  const refs: WeakRef<ArrayBufferLike>[] = [];
+  for (let seq = 1; seq <= count; seq++) {
+    const chunk = new Uint8Array(size);
+    refs.push(new WeakRef(chunk.buffer));
+    output.push(seq, 'stdout', chunk);
+  }
+  return refs.slice(0, output.lastEvictedSeq);
+}
 
 describe('WriteIdSet', () => {
   test('forgets the oldest id beyond capacity', () => {

@@ -23,8 +23,10 @@ export interface OutputPage {
  */
 export class RetainedOutput {
   readonly #limits: RetentionLimits;
-  // A queue as an array plus a head index; compacted when the dead prefix dominates.
-  #items: RetainedChunk[] = [];
+  // A queue as an array plus a head index; compacted when the dead prefix dominates. An evicted
+  // slot is emptied at once: its chunk (a view that keeps its whole read buffer alive) must not
+  // wait for the compaction, which let ~1,000 evicted 8 KiB chunks (~8 MiB) stay per process.
+  #items: (RetainedChunk | undefined)[] = [];
   #head = 0;
   #bytes = 0;
   #lastEvictedSeq = 0;
@@ -59,6 +61,7 @@ export class RetainedOutput {
     this.#bytes += chunk.byteLength;
     while (this.count > 1 && (this.#bytes > this.#limits.maxBytes || this.count > this.#limits.maxChunks)) {
       const evicted = this.#items[this.#head]!;
+      this.#items[this.#head] = undefined;
       this.#head += 1;
       this.#bytes -= evicted.chunk.byteLength;
       this.#lastEvictedSeq = evicted.seq;
@@ -71,7 +74,8 @@ export class RetainedOutput {
 
   /** Every retained chunk with `seq > afterSeq`, oldest first. */
   after(afterSeq: number): RetainedChunk[] {
-    return this.#items.slice(this.#indexAfter(afterSeq));
+    // From the head on every slot is filled.
+    return this.#items.slice(this.#indexAfter(afterSeq)) as RetainedChunk[];
   }
 
   /**

@@ -16,7 +16,9 @@ export interface EventLogLimits {
  */
 export class EventLog {
   readonly #limits: EventLogLimits;
-  #items: SequencedEvent[] = [];
+  // From `#head` on; an evicted slot is emptied at once (an output event's chunk keeps its whole
+  // buffer alive), the dead prefix is dropped once it dominates.
+  #items: (SequencedEvent | undefined)[] = [];
   #head = 0;
   #bytes = 0;
   #lastEvictedSeq = 0;
@@ -49,6 +51,7 @@ export class EventLog {
       (this.#bytes > this.#limits.maxBytes || this.#items.length - this.#head > this.#limits.maxEvents)
     ) {
       const evicted = this.#items[this.#head]!;
+      this.#items[this.#head] = undefined;
       this.#head += 1;
       this.#bytes -= eventBytes(evicted);
       this.#lastEvictedSeq = evicted.seq;
