@@ -5,13 +5,12 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { findTrustedExecutable } from '@execd/pty-utils';
 import { afterAll, describe, expect, test } from 'vitest';
-import { interruptResetEnv } from './interrupt-reset.ts';
 import { launcherShell } from './launcher.ts';
 import {
   chooseWaiter,
   encodeWaiterPayload,
+  hostWaiterPrograms,
   WAITER_FAILED_EXIT_CODE,
   WAITING_LINE,
   type WaiterProgram,
@@ -89,8 +88,7 @@ function interruptIgnored(line: string): boolean {
   return (BigInt(`0x${line.trim().split(/\s+/)[1]}`) & 2n) !== 0n;
 }
 
-const perl = findTrustedExecutable('perl');
-const env = await interruptResetEnv();
+const { perl, env } = await hostWaiterPrograms(['perl', 'bash']);
 /** Each waiter this host can run. */
 const PROGRAMS: [string, WaiterProgram | undefined][] = [
   ['perl', perl === undefined ? undefined : { kind: 'perl', perl }],
