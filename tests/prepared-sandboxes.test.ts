@@ -8,7 +8,7 @@ import { ExecServerClient } from '@execd/exec-client';
 import { cmdline, descendants, isProcessRunning, waitFor } from '@execd/test-kit';
 import { afterEach, describe, expect, test } from 'vitest';
 import { CliServer } from './helpers/cli-server.ts';
-import { childEnv, collect, execParams } from './helpers/exec.ts';
+import { CONFINED_SANDBOX, childEnv, collect, execParams } from './helpers/exec.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 
@@ -32,12 +32,7 @@ async function setUp(args: readonly string[]) {
         argv,
         cwd: workspace,
         env: childEnv(),
-        sandbox: {
-          profile: 'workspace-write',
-          network: 'off',
-          excludeSlashTmp: true,
-          excludeTmpdirEnvVar: true,
-        },
+        sandbox: CONFINED_SANDBOX,
       }),
     );
   return { workspace, server, client, sandboxed };

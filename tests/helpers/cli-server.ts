@@ -25,6 +25,8 @@ export interface CliServerOptions {
    * supervisor or job runner can leak them): `{ 100: fd }`.
    */
   readonly inheritFds?: Readonly<Record<number, number>>;
+  /** A command line the server runs through (see `CliChildOptions.wrapper`). */
+  readonly wrapper?: readonly string[];
 }
 
 /** A running `execd-server` child. Dispose it (SIGKILL if still running) with `await using`. */
@@ -39,6 +41,7 @@ export class CliServer extends CliChild {
     const server = new CliServer(CLI_SCRIPT, [...listen, ...args], {
       env: options.env,
       inheritFds: options.inheritFds,
+      wrapper: options.wrapper,
       stderrTailChars: STDERR_TAIL_CHARS,
     });
     try {

@@ -21,6 +21,14 @@ export function childEnv(extra: Readonly<Record<string, string>> = {}): Record<s
   return { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', ...extra };
 }
 
+/** `workspace-write`, the network off, neither `/tmp` nor `$TMPDIR` writable: the confined sandbox. */
+export const CONFINED_SANDBOX: SandboxContext = {
+  profile: 'workspace-write',
+  network: 'off',
+  excludeSlashTmp: true,
+  excludeTmpdirEnvVar: true,
+};
+
 /** Full `ExecParams` from a {@link StartSpec}. */
 export function execParams(spec: StartSpec): ExecParams {
   return {

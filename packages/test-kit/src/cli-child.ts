@@ -20,6 +20,12 @@ export interface CliChildOptions {
   readonly inheritFds?: Readonly<Record<number, number>> | undefined;
   /** Keep only the last this many characters of stderr (a long run logs a lot). Default: all. */
   readonly stderrTailChars?: number | undefined;
+  /**
+   * A command line the script runs through, `[program, ...args]` (e.g. `unshare -m ...`): the
+   * child is `program ...args node <script> ...args`. It must end by exec'ing node, so that the
+   * child's pid is the script's.
+   */
+  readonly wrapper?: readonly string[] | undefined;
 }
 
 /**
@@ -41,11 +47,17 @@ export class CliChild implements AsyncDisposable {
       while (stdio.length < Number(at)) stdio.push('ignore');
       stdio[Number(at)] = fd;
     }
-    this.child = spawn(process.execPath, [script, ...args], {
-      cwd: options.cwd,
-      env: options.env ?? process.env,
-      stdio,
-    }) as ChildProcessWithoutNullStreams;
+    const [program, ...wrapperArgs] = options.wrapper ?? [];
+    const argv = [process.execPath, script, ...args];
+    this.child = spawn(
+      program ?? process.execPath,
+      program === undefined ? argv.slice(1) : [...wrapperArgs, ...argv],
+      {
+        cwd: options.cwd,
+        env: options.env ?? process.env,
+        stdio,
+      },
+    ) as ChildProcessWithoutNullStreams;
     const tail = options.stderrTailChars;
     this.child.stdout.setEncoding('utf8').on('data', (text: string) => {
       this.stdout += text;
