@@ -95,7 +95,13 @@ async function main() {
   try {
     servers.push(await startExecdServer());
     const peer = peerBinary();
-    if (peer) servers.push(await startPeerServer(peer));
+    if (peer) {
+      const started = await startPeerServer(peer).catch((error) => {
+        log(`original exec-server did not start: ${error.message}`);
+        return undefined;
+      });
+      if (started) servers.push(started);
+    }
     const clients = Object.fromEntries(
       await Promise.all(servers.map(async (server) => [server.name, await connect(server.url)])),
     );
