@@ -166,3 +166,62 @@ test('restricted read and denied paths: an empty root, readable roots, then mask
   ]);
   expect(() => buildBwrapArgs({ plan, networkDisabled: true, newSession: false })).toThrow(/deniedFile/);
 });
+
+test('the folders between a writable root and the paths it protects are pinned, once, right after the root', () => {
+  const plan: FileSystemPlan = {
+    fullDiskWrite: false,
+    cwd: '/ws',
+    writableRoots: [
+      {
+        root: '/ws',
+        readOnly: [
+          { path: '/ws/.git', type: 'dir' },
+          { path: '/ws/vendor/lib/.git', type: 'dir', nested: true },
+          { path: '/ws/vendor/other/.git', type: 'file', nested: true },
+        ],
+      },
+      { root: '/ws/out', readOnly: [{ path: '/ws/out/a/b/.git', type: 'missing' }] },
+    ],
+    denied: [
+      { path: '/ws/conf/keys/server.pem', kind: 'file' },
+      { path: '/srv/elsewhere/secret', kind: 'file' },
+    ],
+    masked: [{ path: '/ws/conf/token', kind: 'file' }],
+  };
+  const args = buildBwrapArgs({ plan, networkDisabled: true, newSession: false, deniedFile: '/x/denied' });
+  const fs = args.slice(args.indexOf('--die-with-parent') + 1, args.indexOf('--unshare-user'));
+  expect(fs).toEqual([
+    ...['--ro-bind', '/', '/', '--dev', '/dev'],
+    ...['--bind', '/ws', '/ws'],
+    // Shallowest first; nothing for `.git` itself, directly in the root, or for paths outside it.
+    ...['--bind-try', '/ws/conf', '/ws/conf', '--bind-try', '/ws/vendor', '/ws/vendor'],
+    ...['--bind-try', '/ws/conf/keys', '/ws/conf/keys'],
+    ...[
+      '--bind-try',
+      '/ws/vendor/lib',
+      '/ws/vendor/lib',
+      '--bind-try',
+      '/ws/vendor/other',
+      '/ws/vendor/other',
+    ],
+    ...['--ro-bind', '/x/denied', '/ws/conf/keys/server.pem'],
+    // A deeper writable root pins its own paths' folders after its bind.
+    ...[
+      '--bind',
+      '/ws/out',
+      '/ws/out',
+      '--bind-try',
+      '/ws/out/a',
+      '/ws/out/a',
+      '--bind-try',
+      '/ws/out/a/b',
+      '/ws/out/a/b',
+    ],
+    ...['--ro-bind', '/ws/.git', '/ws/.git'],
+    ...['--ro-bind-try', '/ws/vendor/lib/.git', '/ws/vendor/lib/.git'],
+    ...['--ro-bind-try', '/ws/vendor/other/.git', '/ws/vendor/other/.git'],
+    ...['--tmpfs', '/ws/out/a/b/.git', '--remount-ro', '/ws/out/a/b/.git'],
+    ...['--ro-bind', '/x/denied', '/srv/elsewhere/secret'],
+    ...['--dev-bind', '/dev/null', '/ws/conf/token'],
+  ]);
+});
