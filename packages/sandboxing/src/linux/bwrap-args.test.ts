@@ -188,14 +188,21 @@ test('the folders between a writable root and the paths it protects are pinned, 
     ],
     masked: [{ path: '/ws/conf/token', kind: 'file' }],
   };
-  const args = buildBwrapArgs({ plan, networkDisabled: true, newSession: false, deniedFile: '/x/denied' });
+  const args = buildBwrapArgs({
+    plan,
+    networkDisabled: true,
+    newSession: false,
+    deniedFile: '/x/denied',
+    maskedDirs: ['/ws/run/proxy/sockets'],
+  });
   const fs = args.slice(args.indexOf('--die-with-parent') + 1, args.indexOf('--unshare-user'));
   expect(fs).toEqual([
     ...['--ro-bind', '/', '/', '--dev', '/dev'],
     ...['--bind', '/ws', '/ws'],
     // Shallowest first; nothing for `.git` itself, directly in the root, or for paths outside it.
-    ...['--bind-try', '/ws/conf', '/ws/conf', '--bind-try', '/ws/vendor', '/ws/vendor'],
-    ...['--bind-try', '/ws/conf/keys', '/ws/conf/keys'],
+    ...['--bind-try', '/ws/conf', '/ws/conf', '--bind-try', '/ws/run', '/ws/run'],
+    ...['--bind-try', '/ws/vendor', '/ws/vendor', '--bind-try', '/ws/conf/keys', '/ws/conf/keys'],
+    ...['--bind-try', '/ws/run/proxy', '/ws/run/proxy'],
     ...[
       '--bind-try',
       '/ws/vendor/lib',
@@ -223,5 +230,6 @@ test('the folders between a writable root and the paths it protects are pinned, 
     ...['--tmpfs', '/ws/out/a/b/.git', '--remount-ro', '/ws/out/a/b/.git'],
     ...['--ro-bind', '/x/denied', '/srv/elsewhere/secret'],
     ...['--dev-bind', '/dev/null', '/ws/conf/token'],
+    ...['--tmpfs', '/ws/run/proxy/sockets', '--remount-ro', '/ws/run/proxy/sockets'],
   ]);
 });

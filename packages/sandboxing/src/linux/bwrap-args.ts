@@ -116,7 +116,11 @@ function pinArgs(root: string, protectedPaths: Iterable<string>): string[] {
   return args;
 }
 
-function fileSystemArgs(plan: FileSystemPlan, deniedFile: string | undefined): string[] {
+function fileSystemArgs(
+  plan: FileSystemPlan,
+  deniedFile: string | undefined,
+  maskedDirs: readonly string[],
+): string[] {
   if (plan.fullDiskWrite)
     return ['--bind', '/', '/', '--dev', '/dev', '--bind-try', '/dev/shm', '/dev/shm', ...maskArgs(plan)];
   const args = readBaseArgs(plan);
@@ -134,16 +138,13 @@ function fileSystemArgs(plan: FileSystemPlan, deniedFile: string | undefined): s
   // Each root's own denied paths right after its bind, before deeper roots are bound (ancestors
   // first): a deeper root inside a denied folder gets its mount point and is bound after it.
   const nested = new Set<DeniedPathPlan>();
-  const masked = plan.masked ?? [];
+  const masked = [...(plan.masked ?? []).map((item) => item.path), ...maskedDirs];
   for (const { root, readOnly } of plan.writableRoots) {
     args.push('--bind', root, root);
     const own = denied.filter((item) => owner(item.path) === root);
-    const ownMasked = masked.filter((item) => owner(item.path) === root);
+    const ownMasked = masked.filter((path) => owner(path) === root);
     args.push(
-      ...pinArgs(
-        root,
-        [...readOnly, ...own, ...ownMasked].map((item) => item.path),
-      ),
+      ...pinArgs(root, [...readOnly.map((item) => item.path), ...own.map((item) => item.path), ...ownMasked]),
     );
     for (const item of own) nested.add(item);
     args.push(...deniedArgs(own, roots, deniedFile));
@@ -182,7 +183,7 @@ function fileSystemArgs(plan: FileSystemPlan, deniedFile: string | undefined): s
  */
 export function buildBwrapArgs(options: BwrapArgsOptions): string[] {
   const args = options.newSession ? ['--new-session', '--die-with-parent'] : ['--die-with-parent'];
-  args.push(...fileSystemArgs(options.plan, options.deniedFile));
+  args.push(...fileSystemArgs(options.plan, options.deniedFile, options.maskedDirs ?? []));
   for (const dir of options.maskedDirs ?? []) args.push('--tmpfs', dir, '--remount-ro', dir);
   args.push('--unshare-user');
   if (options.disableUserns !== false) args.push('--disable-userns');
