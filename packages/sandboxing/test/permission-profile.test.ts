@@ -143,6 +143,34 @@ describe('deny entries and deny globs', () => {
       target: 'secret.txt',
     });
   });
+
+  test('deny wins over a read-only folder of the workspace holding the denied files (or being one)', async () => {
+    using ws = tempDir();
+    mkdirSync(join(ws.path, 'conf', 'keys'), { recursive: true });
+    mkdirSync(join(ws.path, 'vault'));
+    writeFileSync(join(ws.path, 'conf', 'keys', 'secret.txt'), SECRET);
+    writeFileSync(join(ws.path, 'conf', 'server.pem'), SECRET);
+    writeFileSync(join(ws.path, 'conf', 'readable.txt'), 'fine\n');
+    writeFileSync(join(ws.path, 'vault', 'key'), SECRET);
+    const uri = (path: string) => ({ type: 'path', path: pathToFileUri(join(ws.path, path)) });
+    const context = codexSandbox(ws.path, [
+      ...WORKSPACE_WRITE_ENTRIES,
+      { path: uri('conf'), access: 'read' },
+      { path: uri('conf/keys/secret.txt'), access: 'deny' },
+      { path: { type: 'glob_pattern', pattern: '**/*.pem' }, access: 'deny' },
+      { path: uri('vault'), access: 'read' },
+      { path: uri('vault'), access: 'none' },
+    ]);
+    const result = await runSandboxed(
+      'cat conf/readable.txt; cat conf/keys/secret.txt conf/server.pem vault/key; ls vault; touch conf/new',
+      { cwd: ws.path, context },
+    );
+    expect(result.stdout).toBe('fine\n');
+    expect(result.aggregated).not.toContain(SECRET);
+    expect(result.stderr).toMatch(/Permission denied/);
+    expect(result.stderr).toMatch(/Read-only file system/);
+    expect(existsSync(join(ws.path, 'conf', 'new'))).toBe(false);
+  });
 });
 
 describe('credential stores of the executor user are unreadable by default', () => {

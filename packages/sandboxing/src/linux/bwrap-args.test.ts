@@ -233,3 +233,26 @@ test('the folders between a writable root and the paths it protects are pinned, 
     ...['--tmpfs', '/ws/run/proxy/sockets', '--remount-ro', '/ws/run/proxy/sockets'],
   ]);
 });
+
+test('a denied path on or under a read-only carve-out is masked again after it (deny wins over read)', () => {
+  const plan: FileSystemPlan = {
+    fullDiskWrite: false,
+    cwd: '/ws',
+    writableRoots: [{ root: '/ws', readOnly: [{ path: '/ws/conf', type: 'dir' }] }],
+    denied: [
+      { path: '/ws/conf/keys/secret', kind: 'file' },
+      { path: '/ws/other/secret', kind: 'file' },
+    ],
+  };
+  const args = buildBwrapArgs({ plan, networkDisabled: true, newSession: false, deniedFile: '/x/denied' });
+  const fs = args.slice(args.indexOf('--die-with-parent') + 1, args.indexOf('--unshare-user'));
+  expect(fs).toEqual([
+    ...['--ro-bind', '/', '/', '--dev', '/dev', '--bind', '/ws', '/ws'],
+    ...['--bind-try', '/ws/conf', '/ws/conf', '--bind-try', '/ws/other', '/ws/other'],
+    ...['--bind-try', '/ws/conf/keys', '/ws/conf/keys'],
+    ...['--ro-bind', '/x/denied', '/ws/conf/keys/secret', '--ro-bind', '/x/denied', '/ws/other/secret'],
+    ...['--ro-bind', '/ws/conf', '/ws/conf'],
+    // The carve-out was bound from the host's tree, over the first mask: it is made again.
+    ...['--ro-bind', '/x/denied', '/ws/conf/keys/secret'],
+  ]);
+});

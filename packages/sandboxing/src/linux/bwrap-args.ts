@@ -163,9 +163,15 @@ function fileSystemArgs(
   }
   // Likewise /sys: sysfs holds host-wide knobs (e.g. kernel/uevent_helper) a root command could write.
   if (roots.some((root) => contains(root, '/sys'))) args.push('--ro-bind', '/sys', '/sys');
+  // A read-only carve-out is bound from the host's tree, over the masks its root's own denied
+  // paths got: those on it or under it are masked again on top (deny wins over read).
+  const boundReadOnly = plan.writableRoots.flatMap(({ readOnly }) =>
+    readOnly.filter((item) => item.type !== 'missing').map((item) => item.path),
+  );
+  const covered = (item: DeniedPathPlan): boolean => boundReadOnly.some((path) => contains(path, item.path));
   args.push(
     ...deniedArgs(
-      denied.filter((item) => !outer.includes(item) && !nested.has(item)),
+      denied.filter((item) => !outer.includes(item) && (!nested.has(item) || covered(item))),
       roots,
       deniedFile,
     ),
