@@ -1,17 +1,22 @@
 import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileUri } from '@execd/protocol';
+import { decodeSandboxParam, pathToFileUri, type SandboxParam } from '@execd/protocol';
 import { waitFor } from '@execd/test-kit';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { describeSandboxDenial } from '../src/index.ts';
 import { deniedFileDir } from '../src/linux/denied-file.ts';
-import { codexSandbox, requireBwrap, runSandboxed, special, tempDir } from './helpers/index.ts';
+import { requireBwrap, runSandboxed, tempDir } from './helpers/index.ts';
 
 beforeAll(() => {
   requireBwrap();
 });
 
 const SECRET = 'top-secret-4711';
+
+const special = (kind: string, subpath?: string) => ({
+  type: 'special',
+  value: subpath === undefined ? { kind } : { kind, subpath },
+});
 
 /** The entries Codex 0.169.0 sends for workspace-write (from a captured session). */
 const WORKSPACE_WRITE_ENTRIES = [
@@ -25,6 +30,23 @@ const WORKSPACE_WRITE_ENTRIES = [
     missing_path_behavior: 'skip',
   })),
 ];
+
+/** The original's `FileSystemSandboxContext`, decoded as the server decodes it. */
+function codexSandbox(
+  ws: string,
+  entries: readonly unknown[],
+  extra: Record<string, unknown> = {},
+): SandboxParam {
+  return decodeSandboxParam({
+    permissions: { type: 'managed', file_system: { type: 'restricted', entries }, network: 'restricted' },
+    cwd: pathToFileUri(ws),
+    workspaceRoots: [pathToFileUri(ws)],
+    windowsSandboxLevel: 'disabled',
+    windowsSandboxProxySettingsMode: 'reconcile',
+    useLegacyLandlock: false,
+    ...extra,
+  });
+}
 
 const unique = () => `execd-${process.pid}-${Math.random().toString(36).slice(2)}`;
 

@@ -167,73 +167,6 @@ test('restricted read and denied paths: an empty root, readable roots, then mask
   expect(() => buildBwrapArgs({ plan, networkDisabled: true, newSession: false })).toThrow(/deniedFile/);
 });
 
-test('the folders between a writable root and the paths it protects are pinned, once, right after the root', () => {
-  const plan: FileSystemPlan = {
-    fullDiskWrite: false,
-    cwd: '/ws',
-    writableRoots: [
-      {
-        root: '/ws',
-        readOnly: [
-          { path: '/ws/.git', type: 'dir' },
-          { path: '/ws/vendor/lib/.git', type: 'dir', nested: true },
-          { path: '/ws/vendor/other/.git', type: 'file', nested: true },
-        ],
-      },
-      { root: '/ws/out', readOnly: [{ path: '/ws/out/a/b/.git', type: 'missing' }] },
-    ],
-    denied: [
-      { path: '/ws/conf/keys/server.pem', kind: 'file' },
-      { path: '/srv/elsewhere/secret', kind: 'file' },
-    ],
-    masked: [{ path: '/ws/conf/token', kind: 'file' }],
-  };
-  const args = buildBwrapArgs({
-    plan,
-    networkDisabled: true,
-    newSession: false,
-    deniedFile: '/x/denied',
-    maskedDirs: ['/ws/run/proxy/sockets'],
-  });
-  const fs = args.slice(args.indexOf('--die-with-parent') + 1, args.indexOf('--unshare-user'));
-  expect(fs).toEqual([
-    ...['--ro-bind', '/', '/', '--dev', '/dev'],
-    ...['--bind', '/ws', '/ws'],
-    // Shallowest first; nothing for `.git` itself, directly in the root, or for paths outside it.
-    ...['--bind-try', '/ws/conf', '/ws/conf', '--bind-try', '/ws/run', '/ws/run'],
-    ...['--bind-try', '/ws/vendor', '/ws/vendor', '--bind-try', '/ws/conf/keys', '/ws/conf/keys'],
-    ...['--bind-try', '/ws/run/proxy', '/ws/run/proxy'],
-    ...[
-      '--bind-try',
-      '/ws/vendor/lib',
-      '/ws/vendor/lib',
-      '--bind-try',
-      '/ws/vendor/other',
-      '/ws/vendor/other',
-    ],
-    ...['--ro-bind', '/x/denied', '/ws/conf/keys/server.pem'],
-    // A deeper writable root pins its own paths' folders after its bind.
-    ...[
-      '--bind',
-      '/ws/out',
-      '/ws/out',
-      '--bind-try',
-      '/ws/out/a',
-      '/ws/out/a',
-      '--bind-try',
-      '/ws/out/a/b',
-      '/ws/out/a/b',
-    ],
-    ...['--ro-bind', '/ws/.git', '/ws/.git'],
-    ...['--ro-bind-try', '/ws/vendor/lib/.git', '/ws/vendor/lib/.git'],
-    ...['--ro-bind-try', '/ws/vendor/other/.git', '/ws/vendor/other/.git'],
-    ...['--tmpfs', '/ws/out/a/b/.git', '--remount-ro', '/ws/out/a/b/.git'],
-    ...['--ro-bind', '/x/denied', '/srv/elsewhere/secret'],
-    ...['--dev-bind', '/dev/null', '/ws/conf/token'],
-    ...['--tmpfs', '/ws/run/proxy/sockets', '--remount-ro', '/ws/run/proxy/sockets'],
-  ]);
-});
-
 test('a denied path on or under a read-only carve-out is masked again after it (deny wins over read)', () => {
   const plan: FileSystemPlan = {
     fullDiskWrite: false,
@@ -248,8 +181,6 @@ test('a denied path on or under a read-only carve-out is masked again after it (
   const fs = args.slice(args.indexOf('--die-with-parent') + 1, args.indexOf('--unshare-user'));
   expect(fs).toEqual([
     ...['--ro-bind', '/', '/', '--dev', '/dev', '--bind', '/ws', '/ws'],
-    ...['--bind-try', '/ws/conf', '/ws/conf', '--bind-try', '/ws/other', '/ws/other'],
-    ...['--bind-try', '/ws/conf/keys', '/ws/conf/keys'],
     ...['--ro-bind', '/x/denied', '/ws/conf/keys/secret', '--ro-bind', '/x/denied', '/ws/other/secret'],
     ...['--ro-bind', '/ws/conf', '/ws/conf'],
     // The carve-out was bound from the host's tree, over the first mask: it is made again.

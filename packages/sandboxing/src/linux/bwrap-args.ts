@@ -1,4 +1,3 @@
-import { dirname } from 'node:path';
 import type { DeniedPathPlan } from '../access-plan.ts';
 import type { FileSystemPlan } from '../file-system-plan.ts';
 
@@ -96,31 +95,7 @@ function deniedArgs(
   return args;
 }
 
-/**
- * Binds onto themselves (read-write, as their root) the folders between a writable root and each
- * path this sandbox protects under it, so that each is a mount point in every sandbox of the
- * plan. A command may rename, remove or replace any folder of its writable root, a mount point
- * excepted (EBUSY): without these, a command could move a folder holding a protected path (a
- * nested repository's `.git`) and put a symlink in its place while another sandbox of the same
- * plan is starting; bubblewrap, following the symlink, would then bind the protection elsewhere
- * and leave the real path writable there. `-try`: a folder missing now is not pinned.
- */
-function pinArgs(root: string, protectedPaths: Iterable<string>): string[] {
-  const pinned = new Set<string>();
-  for (const path of protectedPaths) {
-    for (let dir = dirname(path); dir !== root && contains(root, dir); dir = dirname(dir)) pinned.add(dir);
-  }
-  const args: string[] = [];
-  for (const dir of [...pinned].sort((a, b) => depth(a) - depth(b) || a.localeCompare(b)))
-    args.push('--bind-try', dir, dir);
-  return args;
-}
-
-function fileSystemArgs(
-  plan: FileSystemPlan,
-  deniedFile: string | undefined,
-  maskedDirs: readonly string[],
-): string[] {
+function fileSystemArgs(plan: FileSystemPlan, deniedFile: string | undefined): string[] {
   if (plan.fullDiskWrite)
     return ['--bind', '/', '/', '--dev', '/dev', '--bind-try', '/dev/shm', '/dev/shm', ...maskArgs(plan)];
   const args = readBaseArgs(plan);
@@ -138,14 +113,9 @@ function fileSystemArgs(
   // Each root's own denied paths right after its bind, before deeper roots are bound (ancestors
   // first): a deeper root inside a denied folder gets its mount point and is bound after it.
   const nested = new Set<DeniedPathPlan>();
-  const masked = [...(plan.masked ?? []).map((item) => item.path), ...maskedDirs];
-  for (const { root, readOnly } of plan.writableRoots) {
+  for (const { root } of plan.writableRoots) {
     args.push('--bind', root, root);
     const own = denied.filter((item) => owner(item.path) === root);
-    const ownMasked = masked.filter((path) => owner(path) === root);
-    args.push(
-      ...pinArgs(root, [...readOnly.map((item) => item.path), ...own.map((item) => item.path), ...ownMasked]),
-    );
     for (const item of own) nested.add(item);
     args.push(...deniedArgs(own, roots, deniedFile));
   }
@@ -189,7 +159,7 @@ function fileSystemArgs(
  */
 export function buildBwrapArgs(options: BwrapArgsOptions): string[] {
   const args = options.newSession ? ['--new-session', '--die-with-parent'] : ['--die-with-parent'];
-  args.push(...fileSystemArgs(options.plan, options.deniedFile, options.maskedDirs ?? []));
+  args.push(...fileSystemArgs(options.plan, options.deniedFile));
   for (const dir of options.maskedDirs ?? []) args.push('--tmpfs', dir, '--remount-ro', dir);
   args.push('--unshare-user');
   if (options.disableUserns !== false) args.push('--disable-userns');

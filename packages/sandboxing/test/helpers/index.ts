@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decodeSandboxParam, pathToFileUri, type SandboxParam, type SandboxType } from '@execd/protocol';
+import type { SandboxParam, SandboxType } from '@execd/protocol';
 import type { ForkServer } from '@execd/pty-utils';
 import {
   type CommandOutput,
@@ -138,26 +138,4 @@ export function sleepPids(marker: string): number[] {
 /** A marker unlikely to appear anywhere else: a sleep duration with random decimals. */
 export function sleepMarker(): string {
   return `${100000 + Math.floor(Math.random() * 100000)}.${Math.floor(Math.random() * 1e6)}`;
-}
-
-/** A `special` path of a permission-profile entry (`root`, `project_roots` with a subpath...). */
-export function special(kind: string, subpath?: string): { type: 'special'; value: Record<string, string> } {
-  return { type: 'special', value: subpath === undefined ? { kind } : { kind, subpath } };
-}
-
-/** The original's `FileSystemSandboxContext`, decoded as the server decodes it. */
-export function codexSandbox(
-  ws: string,
-  entries: readonly unknown[],
-  extra: Record<string, unknown> = {},
-): SandboxParam {
-  return decodeSandboxParam({
-    permissions: { type: 'managed', file_system: { type: 'restricted', entries }, network: 'restricted' },
-    cwd: pathToFileUri(ws),
-    workspaceRoots: [pathToFileUri(ws)],
-    windowsSandboxLevel: 'disabled',
-    windowsSandboxProxySettingsMode: 'reconcile',
-    useLegacyLandlock: false,
-    ...extra,
-  });
 }
