@@ -10,6 +10,7 @@ import {
   RAW_RELAY,
   rssBytes,
   startExecdServer,
+  startOrSkip,
   startServer,
 } from './lib/servers.mjs';
 
@@ -314,12 +315,7 @@ try {
   const startPeer = () => startServer('original', peerBin, ['exec-server', '--listen', 'ws://127.0.0.1:0']);
   const execd = await startExecd();
   servers.push(execd);
-  const peer = peerBin
-    ? await startPeer().catch((error) => {
-        log(`original exec-server did not start: ${error.message}`);
-        return undefined;
-      })
-    : undefined;
+  const peer = peerBin ? await startOrSkip(startPeer) : undefined;
   if (peer) servers.push(peer);
 
   const targets = [

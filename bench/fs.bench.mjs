@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { figure } from './lib/measure.mjs';
-import { log, peerBinary, startExecdServer, startPeerServer } from './lib/servers.mjs';
+import { log, peerBinary, startExecdServer, startOrSkip, startPeerServer } from './lib/servers.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 /**
@@ -95,13 +95,8 @@ async function main() {
   try {
     servers.push(await startExecdServer());
     const peer = peerBinary();
-    if (peer) {
-      const started = await startPeerServer(peer).catch((error) => {
-        log(`original exec-server did not start: ${error.message}`);
-        return undefined;
-      });
-      if (started) servers.push(started);
-    }
+    const started = peer ? await startOrSkip(() => startPeerServer(peer)) : undefined;
+    if (started) servers.push(started);
     const clients = Object.fromEntries(
       await Promise.all(servers.map(async (server) => [server.name, await connect(server.url)])),
     );

@@ -15,6 +15,7 @@ import {
   peerBinary,
   rssBytes,
   startExecdServer,
+  startOrSkip,
   startPeerServer,
 } from './lib/servers.mjs';
 
@@ -248,12 +249,7 @@ async function pass(largeBytes, peerBin) {
     ...(peerBin ? [['original', () => startPeerServer(peerBin)]] : []),
   ]) {
     log(`${label}: ${FRAMES} hostile frames, large strings of ${largeBytes / KiB} KiB`);
-    const server = await startIt().catch((error) => {
-      // The original missing (a CODEX_PEER_BIN naming no file): the figures go on without it.
-      if (label === 'execd') throw error;
-      log(`original exec-server did not start: ${error.message}`);
-      return undefined;
-    });
+    const server = label === 'execd' ? await startIt() : await startOrSkip(startIt);
     if (server === undefined) continue;
     try {
       results[label] = await fuzz(server, list);

@@ -38,11 +38,15 @@ function perlModuleDirs(): string[] {
   return hidden;
 }
 
+/** What the namespace hides, looked up once. */
+const HIDDEN_PYTHON = pythonFiles();
+const HIDDEN_PERL_DIRS = perlModuleDirs();
+
 /** `unshare` with a private mount namespace, then the mounts, then exec of the server. */
 function slimWrapper(): string[] {
   const mounts = [
-    ...pythonFiles().map((file) => `mount --bind /dev/null '${file}'`),
-    ...perlModuleDirs().map((dir) => `mount -t tmpfs -o ro,size=4k none '${dir}'`),
+    ...HIDDEN_PYTHON.map((file) => `mount --bind /dev/null '${file}'`),
+    ...HIDDEN_PERL_DIRS.map((dir) => `mount -t tmpfs -o ro,size=4k none '${dir}'`),
   ];
   const namespace = process.getuid?.() === 0 ? ['-m'] : ['-r', '-m'];
   return [
@@ -95,12 +99,12 @@ describe.runIf(usable)('execd-server on a host without python3 and with perl-bas
       'perl -MData::Dumper -e 1 2>/dev/null && echo dumper; perl -MPOSIX -e 1 && echo posix';
     const probe = await collect(
       await client.start(
-        execParams({ processId: 'probe', argv: ['sh', '-c', script, 'sh', ...pythonFiles()] }),
+        execParams({ processId: 'probe', argv: ['sh', '-c', script, 'sh', ...HIDDEN_PYTHON] }),
       ),
     );
     const text = probe.stdout.toString();
     expect(text).not.toContain('ran ');
-    if (perlModuleDirs().length > 0) expect(text).toBe('posix\n');
+    if (HIDDEN_PERL_DIRS.length > 0) expect(text).toBe('posix\n');
     else expect(text).toMatch(/posix\n$/);
   });
 

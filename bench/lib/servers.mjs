@@ -56,7 +56,7 @@ export async function startServer(name, command, args, { home = false, env: extr
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   child.stderr.resume();
   let stdout = '';
-  const url = await new Promise((resolve, reject) => {
+  const urlLine = new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name}: no URL within 60 s`)), 60_000);
     child.stdout.on('data', (data) => {
       stdout += data;
@@ -77,6 +77,15 @@ export async function startServer(name, command, args, { home = false, env: extr
       reject(new Error(`${name} could not start: ${error.message}`));
     });
   });
+  let url;
+  try {
+    url = await urlLine;
+  } catch (error) {
+    // Nothing of a server that did not come up is left: its child, its scratch folder.
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+    throw error;
+  }
   child.stdout.resume();
   return {
     name,
@@ -114,6 +123,19 @@ export async function startExecdServer(extraArgs = []) {
     [...nodeFlags, EXECD_CLI, '--listen', 'ws://127.0.0.1:0', '--log-level', 'warn', ...extraArgs],
     { env: launcherEnv(process.env) },
   );
+}
+
+/**
+ * `start()`'s server, or undefined when it cannot start (a CODEX_PEER_BIN naming no file): said
+ * in the log, and the figures go on without it.
+ */
+export async function startOrSkip(start) {
+  try {
+    return await start();
+  } catch (error) {
+    log(`original exec-server did not start: ${error.message}`);
+    return undefined;
+  }
 }
 
 /** The original exec-server (`codex exec-server`), with a private CODEX_HOME and TMPDIR. */

@@ -47,17 +47,12 @@ export class CliChild implements AsyncDisposable {
       while (stdio.length < Number(at)) stdio.push('ignore');
       stdio[Number(at)] = fd;
     }
-    const [program, ...wrapperArgs] = options.wrapper ?? [];
-    const argv = [process.execPath, script, ...args];
-    this.child = spawn(
-      program ?? process.execPath,
-      program === undefined ? argv.slice(1) : [...wrapperArgs, ...argv],
-      {
-        cwd: options.cwd,
-        env: options.env ?? process.env,
-        stdio,
-      },
-    ) as ChildProcessWithoutNullStreams;
+    const [program, ...argv] = [...(options.wrapper ?? []), process.execPath, script, ...args];
+    this.child = spawn(program!, argv, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio,
+    }) as ChildProcessWithoutNullStreams;
     const tail = options.stderrTailChars;
     this.child.stdout.setEncoding('utf8').on('data', (text: string) => {
       this.stdout += text;
